@@ -1,0 +1,191 @@
+/**
+ * Time as a seam. Every limiter reads time and arms timers through a {@link Clock}, so the same code
+ * runs on the real clock in production and on a {@link ManualClock} in tests, where time only moves
+ * when the test says so. `now()` is monotonic milliseconds with an arbitrary origin (not epoch time).
+ *
+ * @module
+ */
+
+/** An opaque timer handle, as returned by {@link Clock.setTimeout}. */
+export type TimerHandle = unknown;
+
+/**
+ * A source of monotonic time and timers.
+ *
+ * @example
+ * ```ts
+ * import { systemClock } from "sluice";
+ * const t0 = systemClock.now();
+ * systemClock.setTimeout(() => console.log(systemClock.now() - t0), 10);
+ * ```
+ */
+export interface Clock {
+  /** Monotonic milliseconds (fractions allowed); only differences are meaningful. */
+  now(): number;
+  /** Calls `callback` once, `delay` ms from now. */
+  setTimeout(callback: () => void, delay: number): TimerHandle;
+  /** Cancels a timer returned by {@link Clock.setTimeout}; unknown or fired handles are ignored. */
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/**
+ * The largest delay every runtime's `setTimeout` accepts (2³¹−1 ms, about 24.8 days). Longer delays
+ * overflow and fire at once, so limiters cap their timers here and re-check when they fire.
+ */
+export const MAX_TIMER_DELAY = 2_147_483_647;
+
+/**
+ * The real clock: `performance.now()` and the global timers. Web-standard, so it works on Node, Deno,
+ * Bun and browsers alike.
+ *
+ * @example
+ * ```ts
+ * import { SmoothLimiter, systemClock } from "sluice";
+ * const limiter = new SmoothLimiter({ limit: 5, clock: systemClock }); // the default anyway
+ * ```
+ */
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (callback, delay) => globalThis.setTimeout(callback, delay),
+  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
+};
+
+interface ManualTimer {
+  readonly id: number;
+  readonly at: number;
+  readonly callback: () => void;
+}
+
+/** Lets every pending promise continuation run: a macrotask boundary drains the microtask queue. */
+function nextMacrotask(): Promise<void> {
+  const setImmediate = (globalThis as { setImmediate?: (cb: () => void) => unknown }).setImmediate;
+  return new Promise((resolve) => {
+    if (typeof setImmediate === "function") setImmediate(resolve);
+    else globalThis.setTimeout(resolve, 0);
+  });
+}
+
+/**
+ * A clock whose time moves only when you tell it to: test limiters, and your own code that uses
+ * them, in virtual time — exact, instant and deterministic.
+ *
+ * `advance(ms)` fires the due timers one at a time in time order (ties in the order they were set),
+ * setting `now()` to each timer's time and letting promise continuations run before the next one, so
+ * code awaiting a limiter resumes at exactly the virtual time it was granted.
+ *
+ * @example
+ * ```ts
+ * import { ManualClock, WindowLimiter } from "sluice";
+ *
+ * const clock = new ManualClock();
+ * const limiter = new WindowLimiter({ limit: 1, interval: 1000, clock });
+ * await limiter.acquire();              // t = 0
+ * const second = limiter.acquire();     // must wait for the window to pass
+ * await clock.advance(1000);
+ * await second;                         // granted at t = 1000
+ * ```
+ */
+export class ManualClock implements Clock {
+  #now: number;
+  #nextId = 1;
+  /** Pending timers, kept sorted by (at, id); only a few exist at once (one per limiter). */
+  #timers: ManualTimer[] = [];
+
+  /** @param start the initial value of `now()` (default 0). */
+  constructor(start = 0) {
+    if (typeof start !== "number" || !Number.isFinite(start)) {
+      throw new RangeError(`\`start\` must be a finite number, got ${String(start)}`);
+    }
+    this.#now = start;
+  }
+
+  /** The current virtual time in ms. */
+  now(): number {
+    return this.#now;
+  }
+
+  /** Schedules `callback` at `now() + delay` (negative or NaN delays count as 0). */
+  setTimeout(callback: () => void, delay: number): TimerHandle {
+    const at = this.#now + (delay > 0 ? delay : 0);
+    const timer: ManualTimer = { id: this.#nextId++, at, callback };
+    let i = this.#timers.length;
+    while (i > 0 && this.#timers[i - 1]!.at > at) i--;
+    this.#timers.splice(i, 0, timer);
+    return timer.id;
+  }
+
+  /** Cancels a pending timer. */
+  clearTimeout(handle: TimerHandle): void {
+    const i = this.#timers.findIndex((t) => t.id === handle);
+    if (i !== -1) this.#timers.splice(i, 1);
+  }
+
+  /** How many timers are pending: a test can assert that an idle limiter holds none. */
+  get pendingTimers(): number {
+    return this.#timers.length;
+  }
+
+  /** The time of the next pending timer, or `undefined` when none is pending. */
+  get nextTimerAt(): number | undefined {
+    return this.#timers[0]?.at;
+  }
+
+  /**
+   * Moves time forward by `ms`, firing every timer that falls due on the way, in time order, and
+   * letting promise continuations run after each one. Timers set by those continuations fire too if
+   * they fall within the advanced span.
+   */
+  async advance(ms: number): Promise<void> {
+    if (typeof ms !== "number" || !(ms >= 0) || !Number.isFinite(ms)) {
+      throw new RangeError(`\`ms\` must be a non-negative finite number, got ${String(ms)}`);
+    }
+    await this.advanceTo(this.#now + ms);
+  }
+
+  /** Like {@link ManualClock.advance}, to an absolute time (never backwards). */
+  async advanceTo(time: number): Promise<void> {
+    if (typeof time !== "number" || Number.isNaN(time) || !Number.isFinite(time)) {
+      throw new RangeError(`\`time\` must be a finite number, got ${String(time)}`);
+    }
+    await nextMacrotask();
+    for (;;) {
+      const next = this.#timers[0];
+      if (next === undefined || next.at > time) break;
+      this.#timers.shift();
+      if (next.at > this.#now) this.#now = next.at;
+      next.callback();
+      await nextMacrotask();
+    }
+    if (time > this.#now) this.#now = time;
+    await nextMacrotask();
+  }
+
+  /**
+   * Fires pending timers in time order until none is left (or `limit` have fired), advancing time to
+   * each. Useful to drain a queue without computing how long it takes.
+   * @returns how many timers fired
+   */
+  async runAll(limit = 100_000): Promise<number> {
+    let fired = 0;
+    await nextMacrotask();
+    while (this.#timers.length > 0 && fired < limit) {
+      const next = this.#timers.shift()!;
+      if (next.at > this.#now) this.#now = next.at;
+      next.callback();
+      fired++;
+      await nextMacrotask();
+    }
+    return fired;
+  }
+
+  /**
+   * Sets the time without firing timers — even backwards, to test code against a misbehaving clock.
+   * (Limiters clamp backward steps: a clock that goes back never mints permits.)
+   */
+  jumpTo(time: number): void {
+    if (typeof time !== "number" || !Number.isFinite(time)) {
+      throw new RangeError(`\`time\` must be a finite number, got ${String(time)}`);
+    }
+    this.#now = time;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * sluice: call rate-limited HTTP APIs politely and at full speed.
+ *
+ * Limiters that many concurrent callers share — smooth (future debt), strict rolling window, fixed
+ * window, sliding counter — combined atomically across channels, keyed per host or tenant, with FIFO
+ * order, abort, max-wait and bounded queues, all testable in virtual time.
+ *
+ * @example
+ * ```ts
+ * import { SmoothLimiter } from "sluice";
+ *
+ * const limiter = new SmoothLimiter({ limit: 10, interval: 1000 });
+ * const pages = await Promise.all(urls.map((url) => limiter.schedule(() => fetch(url))));
+ * ```
+ *
+ * @module
+ */
+export { type Clock, ManualClock, MAX_TIMER_DELAY, systemClock, type TimerHandle } from "./clock.ts";
+export { isSluiceError, MaxWaitExceededError, QueueFullError, SluiceError } from "./errors.ts";
+export { LIMITER_DEFAULTS } from "./limiters/defaults.ts";
+export {
+  type AcquireOptions,
+  type BaseLimiterOptions,
+  GatedLimiter,
+  type Limiter,
+  type ScheduleOptions,
+} from "./limiters/limiter.ts";
+export { SmoothLimiter, type SmoothLimiterOptions } from "./limiters/smooth.ts";
+export { WindowLimiter, type WindowLimiterOptions } from "./limiters/window.ts";
+export { FixedWindowLimiter, type FixedWindowLimiterOptions } from "./limiters/fixed-window.ts";
+export { SlidingCounterLimiter, type SlidingCounterLimiterOptions } from "./limiters/sliding-counter.ts";
+export { combine, CombinedLimiter, type CombinedLimiterOptions } from "./limiters/combine.ts";
+export { KeyedLimiter, type KeyedLimiterOptions } from "./limiters/keyed.ts";

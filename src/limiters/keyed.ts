@@ -1,0 +1,161 @@
+/**
+ * KeyedLimiter: one limiter per key (origin, tenant, endpoint), created on first use, with memory
+ * bounded by evicting idle keys.
+ *
+ * Eviction is safe by construction: a key is forgotten only when nothing waits on it and its state is
+ * "at rest" — a fresh limiter for that key would grant nothing the old one would not — so eviction can
+ * never let more through than the limit. Policies shared by several keys (an overall limit combined
+ * into each key's limiter) are left out of that test, since forgetting one key does not forget them.
+ * Keys are kept in least-recently-used order and checked a few at a time on each `get`, so the cost
+ * is O(1) amortised and no timer is ever armed (an idle KeyedLimiter keeps no process alive).
+ * `maxKeys` is therefore a soft bound: busy keys are never dropped to honour it.
+ *
+ * @module
+ */
+import { type Clock } from "../clock.ts";
+import { LIMITER_DEFAULTS } from "./defaults.ts";
+import { type AcquireOptions, GatedLimiter, INTERNALS, type Limiter, resolveClock, type ScheduleOptions } from "./limiter.ts";
+import type { Policy } from "./policy.ts";
+import { describeValue, nonNegativeOrInfinity, optionsObject, positiveInteger, requireFunction } from "../validate.ts";
+
+/** How many least-recently-used keys one `get` examines for eviction. */
+const SWEEP_PER_GET = 4;
+
+/**
+ * Options of {@link KeyedLimiter}.
+ *
+ * @example
+ * ```ts
+ * const options: KeyedLimiterOptions<string> = {
+ *   create: () => new SmoothLimiter({ limit: 5 }),
+ *   maxKeys: 1000,
+ * };
+ * ```
+ */
+export interface KeyedLimiterOptions<K, L extends Limiter = Limiter> {
+  /** Makes the limiter for a key the first time it is used. */
+  create: (key: K) => L;
+  /** Keys kept before idle ones are evicted (a soft bound: busy keys are kept). @default 10000 */
+  maxKeys?: number;
+  /** A key unused this long (ms) is evicted once it is at rest. @default 60000 */
+  idleTimeout?: number;
+  /** Clock for `idleTimeout`. @default systemClock */
+  clock?: Clock;
+}
+
+interface Entry<L> {
+  readonly limiter: L;
+  lastUsed: number;
+}
+
+/**
+ * One limiter per key, created on demand; idle keys are evicted so memory stays bounded.
+ *
+ * @example
+ * ```ts
+ * import { KeyedLimiter, SmoothLimiter } from "sluice";
+ *
+ * const perHost = new KeyedLimiter({ create: () => new SmoothLimiter({ limit: 5, interval: 1000 }) });
+ * await perHost.get(new URL(url).host).acquire();
+ * ```
+ */
+export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
+  readonly #create: (key: K) => L;
+  readonly #maxKeys: number;
+  readonly #idleTimeout: number;
+  readonly #clock: Clock;
+  readonly #entries = new Map<K, Entry<L>>();
+  /** Per policy: how many keys' limiters include it (shared ones are left out of the idle test). */
+  readonly #policyKeys = new Map<Policy, number>();
+
+  constructor(options: KeyedLimiterOptions<K, L>) {
+    const o = optionsObject("options", options);
+    this.#create = requireFunction("create", o.create as (key: K) => L);
+    this.#maxKeys = positiveInteger("maxKeys", o.maxKeys ?? LIMITER_DEFAULTS.maxKeys);
+    this.#idleTimeout = nonNegativeOrInfinity("idleTimeout", o.idleTimeout ?? LIMITER_DEFAULTS.idleTimeout);
+    this.#clock = resolveClock(o.clock);
+  }
+
+  /** How many keys currently have a limiter. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** True when `key` currently has a limiter (does not create one). */
+  has(key: K): boolean {
+    return this.#entries.has(key);
+  }
+
+  /** The limiter for `key`, created with `create(key)` on first use. */
+  get(key: K): L {
+    const now = this.#clock.now();
+    let entry = this.#entries.get(key);
+    if (entry !== undefined) {
+      this.#entries.delete(key); // re-insert: Map order is our LRU order
+      entry.lastUsed = now;
+    } else {
+      const limiter = this.#create(key);
+      if (typeof limiter !== "object" || limiter === null || typeof limiter.acquire !== "function") {
+        throw new TypeError(`\`create\` must return a Limiter, got ${describeValue(limiter)}`);
+      }
+      entry = { limiter, lastUsed: now };
+      this.#count(limiter, +1);
+    }
+    this.#entries.set(key, entry);
+    this.#sweep(now, key);
+    return entry.limiter;
+  }
+
+  /** Shorthand for `get(key).acquire(permits, options)`. */
+  acquire(key: K, permits?: number, options?: AcquireOptions): Promise<void> {
+    return this.get(key).acquire(permits, options);
+  }
+
+  /** Shorthand for `get(key).tryAcquire(permits)`. */
+  tryAcquire(key: K, permits?: number): number {
+    return this.get(key).tryAcquire(permits);
+  }
+
+  /** Shorthand for `get(key).schedule(task, options)`. */
+  schedule<T>(key: K, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
+    return this.get(key).schedule(task, options);
+  }
+
+  #count(limiter: L, delta: number): void {
+    if (!(limiter instanceof GatedLimiter)) return;
+    for (const p of limiter[INTERNALS].policies) {
+      const n = (this.#policyKeys.get(p) ?? 0) + delta;
+      if (n <= 0) this.#policyKeys.delete(p);
+      else this.#policyKeys.set(p, n);
+    }
+  }
+
+  #atRest(limiter: L, now: number): boolean {
+    if (!(limiter instanceof GatedLimiter)) {
+      const custom = limiter as L & { isIdle?: () => boolean };
+      return typeof custom.isIdle === "function" ? custom.isIdle() : true;
+    }
+    const parts = limiter[INTERNALS];
+    if (parts.queue.size > 0) return false;
+    const t = parts.gate().now();
+    return parts.policies.every((p) => (this.#policyKeys.get(p) ?? 0) > 1 || p.isAtRest(t));
+  }
+
+  #sweep(now: number, current: K): void {
+    let examined = 0;
+    for (const [key, entry] of this.#entries) {
+      if (examined++ >= SWEEP_PER_GET || key === current) break;
+      const over = this.#entries.size > this.#maxKeys;
+      const stale = now - entry.lastUsed >= this.#idleTimeout;
+      if (!over && !stale) break; // LRU order: nothing older to find
+      if (this.#atRest(entry.limiter, now)) {
+        this.#entries.delete(key);
+        this.#count(entry.limiter, -1);
+      } else {
+        // Busy: move it behind the others so the next sweep looks further.
+        this.#entries.delete(key);
+        this.#entries.set(key, entry);
+      }
+    }
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The `Limiter` interface every algorithm implements, and the base class that binds a set of
+ * policies to the shared gate. Subclasses only choose their policy; waiting, ordering, aborts,
+ * `maxWait`, `maxQueue` and `pause` are implemented once, here and in `gate.ts`.
+ *
+ * @module
+ */
+import { type Clock, systemClock } from "../clock.ts";
+import { MaxWaitExceededError, QueueFullError } from "../errors.ts";
+import {
+  describeValue,
+  nonNegativeFinite,
+  nonNegativeOrInfinity,
+  optionalSignal,
+  optionsObject,
+  requireFunction,
+} from "../validate.ts";
+import { abortReason, Gate, RESOLVED, WaitQueue } from "./gate.ts";
+import type { Policy } from "./policy.ts";
+
+/**
+ * Options for one {@link Limiter.acquire} call.
+ *
+ * @example
+ * ```ts
+ * await limiter.acquire(1, { signal: AbortSignal.timeout(5000), maxWait: 2000 });
+ * ```
+ */
+export interface AcquireOptions {
+  /** Aborting it while queued rejects with `signal.reason` and gives back exactly what was asked. */
+  signal?: AbortSignal;
+  /**
+   * Reject at once with {@link MaxWaitExceededError} (carrying `retryAfter`) when the predicted wait
+   * exceeds this many ms. Decided up front, without waiting. `0` means "only if granted now".
+   * @default the limiter's `maxWait` (Infinity)
+   */
+  maxWait?: number;
+}
+
+/**
+ * Options for one {@link Limiter.schedule} call.
+ *
+ * @example
+ * ```ts
+ * const body = await limiter.schedule(() => fetch(url).then((r) => r.text()), { permits: 2 });
+ * ```
+ */
+export interface ScheduleOptions extends AcquireOptions {
+  /** How many permits the task costs. @default 1 */
+  permits?: number;
+}
+
+/**
+ * A rate limiter shared by any number of concurrent callers.
+ *
+ * @example
+ * ```ts
+ * import { SmoothLimiter } from "sluice";
+ * const limiter = new SmoothLimiter({ limit: 10, interval: 1000 });
+ * await Promise.all(urls.map((url) => limiter.schedule(() => fetch(url))));
+ * ```
+ */
+export interface Limiter {
+  /**
+   * Resolves when `permits` (default 1) are granted. Rejects with `signal.reason` on abort, with
+   * {@link MaxWaitExceededError} (carrying `retryAfter` ms) when the predicted wait exceeds `maxWait`
+   * — decided up front, without waiting — and with {@link QueueFullError} when `maxQueue` waiters are
+   * already queued. A rejected or aborted request consumes no capacity.
+   */
+  acquire(permits?: number, options?: AcquireOptions): Promise<void>;
+  /**
+   * `0` = granted now. Otherwise nothing is taken and the result is how many ms until `permits`
+   * could be granted, behind the callers already queued (a hint for "come back later").
+   */
+  tryAcquire(permits?: number): number;
+  /** Runs `task` once permits are granted; resolves or rejects with its result. */
+  schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
+  /** Grants nothing for `ms` (a server told us to back off); queued callers keep their places. */
+  pause(ms: number): void;
+}
+
+/**
+ * Options every built-in limiter accepts.
+ *
+ * @example
+ * ```ts
+ * import { ManualClock, WindowLimiter } from "sluice";
+ * new WindowLimiter({ limit: 10, interval: 1000, clock: new ManualClock(), maxQueue: 1000 });
+ * ```
+ */
+export interface BaseLimiterOptions {
+  /** Where time comes from. Pass a {@link ManualClock} to test in virtual time. @default systemClock */
+  clock?: Clock;
+  /** Reject with {@link QueueFullError} when this many callers are already waiting. @default Infinity */
+  maxQueue?: number;
+  /** Default `maxWait` for every `acquire`/`schedule` call, in ms. @default Infinity */
+  maxWait?: number;
+}
+
+/** Checks a `clock` option and falls back to {@link systemClock}. @internal */
+export function resolveClock(clock: unknown): Clock {
+  if (clock === undefined) return systemClock;
+  const c = clock as Clock;
+  if (typeof c !== "object" || c === null || typeof c.now !== "function" ||
+    typeof c.setTimeout !== "function" || typeof c.clearTimeout !== "function") {
+    throw new TypeError(`\`clock\` must be a Clock (now, setTimeout, clearTimeout), got ${describeValue(clock)}`);
+  }
+  return c;
+}
+
+/** @internal access to a built-in limiter's parts, for `combine` and `KeyedLimiter`. */
+export const INTERNALS: unique symbol = Symbol("sluice.limiter.internals");
+
+/** @internal */
+export interface LimiterInternals {
+  readonly policies: readonly Policy[];
+  readonly queue: WaitQueue;
+  readonly clock: Clock;
+  gate(): Gate;
+  adopt(gate: Gate): void;
+}
+
+/**
+ * Base of every built-in limiter: a set of policies, one FIFO queue and a gate shared with every
+ * limiter it is combined with. Not meant to be subclassed by users; implement {@link Limiter}
+ * instead for a custom limiter.
+ *
+ * @example
+ * ```ts
+ * import { GatedLimiter, SmoothLimiter } from "sluice";
+ * new SmoothLimiter({ limit: 1 }) instanceof GatedLimiter; // true
+ * ```
+ */
+export abstract class GatedLimiter implements Limiter {
+  #gate: Gate;
+  readonly #queue: WaitQueue;
+  readonly #maxQueue: number;
+  readonly #maxWait: number;
+  readonly #maxPermits: number;
+
+  /** @internal */
+  readonly [INTERNALS]: LimiterInternals;
+
+  protected constructor(policies: readonly Policy[], options: BaseLimiterOptions) {
+    const clock = resolveClock(options.clock);
+    this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
+    this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
+    this.#gate = new Gate(clock);
+    this.#queue = new WaitQueue(policies);
+    this.#maxPermits = Math.min(...policies.map((p) => p.maxPermits));
+    const self = this;
+    this[INTERNALS] = {
+      policies,
+      queue: this.#queue,
+      clock,
+      gate: () => self.#root(),
+      adopt: (gate) => {
+        self.#gate = gate;
+      },
+    };
+  }
+
+  #root(): Gate {
+    let gate = this.#gate;
+    if (gate.forward !== null) this.#gate = gate = gate.root(); // path compression
+    return gate;
+  }
+
+  /** How many callers are waiting on this limiter. */
+  get queued(): number {
+    return this.#queue.size;
+  }
+
+  acquire(permits: number = 1, options?: AcquireOptions): Promise<void> {
+    this.#checkPermits(permits);
+    const opts = optionsObject("options", options);
+    const signal = optionalSignal("signal", opts.signal);
+    const maxWait = opts.maxWait === undefined ? this.#maxWait : nonNegativeOrInfinity("maxWait", opts.maxWait);
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    const gate = this.#root();
+    const now = gate.now();
+    if (gate.tryTakeNow(this.#queue, permits, now)) return RESOLVED;
+    if (maxWait !== Infinity) {
+      const wait = gate.predict(this.#queue, permits, now);
+      if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
+    }
+    if (this.#queue.size >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
+    return gate.enqueue(this.#queue, permits, now, signal);
+  }
+
+  tryAcquire(permits: number = 1): number {
+    this.#checkPermits(permits);
+    const gate = this.#root();
+    const now = gate.now();
+    if (gate.tryTakeNow(this.#queue, permits, now)) return 0;
+    return gate.predict(this.#queue, permits, now);
+  }
+
+  schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
+    requireFunction("task", task);
+    const permits = options?.permits ?? 1;
+    return this.acquire(permits, options).then(() => task());
+  }
+
+  pause(ms: number): void {
+    nonNegativeFinite("ms", ms);
+    if (ms === 0) return;
+    this.#root().pause(this[INTERNALS].policies, ms);
+  }
+
+  /**
+   * True when nothing is queued and the limiter's state is indistinguishable from a fresh one's, so
+   * forgetting it (e.g. evicting an idle key) cannot let more through than the limit allows.
+   */
+  isIdle(): boolean {
+    if (this.#queue.size > 0) return false;
+    const now = this.#root().now();
+    return this[INTERNALS].policies.every((p) => p.isAtRest(now));
+  }
+
+  #checkPermits(permits: unknown): asserts permits is number {
+    if (typeof permits !== "number") {
+      throw new TypeError(`\`permits\` must be a number, got ${describeValue(permits)}`);
+    }
+    if (!Number.isSafeInteger(permits) || permits <= 0) {
+      throw new RangeError(`\`permits\` must be a positive integer, got ${describeValue(permits)}`);
+    }
+    if (permits > this.#maxPermits) {
+      throw new RangeError(
+        `\`permits\` must be at most ${this.#maxPermits} for this limiter (it can never grant more), got ${permits}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * SmoothLimiter: evenly spaced permits with future debt (the "SmoothBursty" idea).
+ *
+ * State is one point in time, `nextFree`: the instant the next request may be granted. A request
+ * for n permits is granted as soon as `nextFree ≤ now` — whatever n, even beyond `limit` or `burst` —
+ * and pushes `nextFree` forward by n·T (T = interval / limit), so the callers after it pay for it.
+ * Idle time is stored as permits: `nextFree` may lag behind `now` by at most `burst`·T, which lets up
+ * to `burst` permits go back to back before spacing resumes.
+ *
+ * Exactness: `nextFree` is kept as `anchor + count·interval / limit` with an integer-valued `count`
+ * of permits since the anchor, and recomputed from those each time, so no rounding error accumulates
+ * and no fractional permit is ever lost (the classic bug of integer token refills). The anchor moves
+ * only when idle time is clamped to the burst, or a pause pushes it.
+ *
+ * A new limiter starts full (`initialPermits` = `burst`): a client that has sent nothing has nothing
+ * to pay for, and a server's bucket is full for a client it has not seen. Pass `initialPermits: 0` if
+ * the process may restart while the server still counts the previous run's requests.
+ *
+ * @module
+ */
+import { LIMITER_DEFAULTS } from "./defaults.ts";
+import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
+import type { Policy } from "./policy.ts";
+import { nonNegativeFinite, optionsObject, positiveFinite } from "../validate.ts";
+
+/**
+ * Options of {@link SmoothLimiter}.
+ *
+ * @example
+ * ```ts
+ * const options: SmoothLimiterOptions = { limit: 20, interval: 1000, burst: 5 };
+ * ```
+ */
+export interface SmoothLimiterOptions extends BaseLimiterOptions {
+  /** Permits per `interval` (may be fractional, e.g. 0.5 per second). */
+  limit: number;
+  /** The interval in ms. @default 1000 */
+  interval?: number;
+  /** Permits stored from idle time, spent back to back before spacing resumes. @default 0 */
+  burst?: number;
+  /** Stored permits at creation, 0 to `burst`. @default burst (starts full) */
+  initialPermits?: number;
+}
+
+/** @internal the SmoothLimiter algorithm over explicit time. */
+export class SmoothPolicy implements Policy {
+  readonly maxPermits = Infinity;
+  heldEpoch = 0;
+  readonly #limit: number;
+  readonly #interval: number;
+  readonly #burst: number;
+  readonly #initial: number;
+  #anchor: number;
+  #count: number;
+
+  constructor(limit: number, interval: number, burst: number, initial: number, now: number) {
+    this.#limit = limit;
+    this.#interval = interval;
+    this.#burst = burst;
+    this.#initial = initial;
+    this.#anchor = now;
+    this.#count = -initial;
+  }
+
+  /** The earliest instant at which the next request may be granted. */
+  nextFree(): number {
+    return this.#anchor + (this.#count * this.#interval) / this.#limit;
+  }
+
+  earliest(_permits: number, now: number): number {
+    const next = this.nextFree();
+    return next > now ? next : now;
+  }
+
+  take(permits: number, at: number): void {
+    // Idle time beyond the burst is forgotten: re-anchor so that exactly `burst` permits are stored.
+    if (this.nextFree() < at - (this.#burst * this.#interval) / this.#limit) {
+      this.#anchor = at;
+      this.#count = -this.#burst;
+    }
+    this.#count += permits;
+  }
+
+  pause(until: number): void {
+    // Nothing is granted before `until`, and no permits are stored for the paused time, so callers
+    // resume at the limiter's rate instead of bursting when the pause ends.
+    if (this.nextFree() < until) {
+      this.#anchor = until;
+      this.#count = 0;
+    }
+  }
+
+  isAtRest(now: number): boolean {
+    return this.nextFree() <= now - (this.#initial * this.#interval) / this.#limit;
+  }
+
+  clone(): SmoothPolicy {
+    const copy = new SmoothPolicy(this.#limit, this.#interval, this.#burst, this.#initial, 0);
+    copy.#anchor = this.#anchor;
+    copy.#count = this.#count;
+    return copy;
+  }
+}
+
+/**
+ * `limit` permits per `interval` ms, spaced evenly, with future debt: a request for n permits goes at
+ * once when no debt is pending — even when n exceeds `limit` — and the callers after it wait n/rate.
+ * Idle time is stored as up to `burst` permits.
+ *
+ * Use it for servers that meter with a leaky bucket or token bucket (nginx `limit_req`, most API
+ * gateways), and whenever an even pace matters more than a hard count per window.
+ *
+ * @example
+ * ```ts
+ * import { SmoothLimiter } from "sluice";
+ *
+ * const limiter = new SmoothLimiter({ limit: 2, interval: 1000 }); // one permit every 500 ms
+ * await limiter.acquire(10); // granted at once: no debt was pending
+ * await limiter.acquire();   // waits 5 s: the previous request's debt
+ * ```
+ */
+export class SmoothLimiter extends GatedLimiter {
+  constructor(options: SmoothLimiterOptions) {
+    const o = optionsObject("options", options);
+    const limit = positiveFinite("limit", o.limit);
+    const interval = positiveFinite("interval", o.interval ?? LIMITER_DEFAULTS.interval);
+    const burst = nonNegativeFinite("burst", o.burst ?? LIMITER_DEFAULTS.burst);
+    const initial = nonNegativeFinite("initialPermits", o.initialPermits ?? burst);
+    if (initial > burst) {
+      throw new RangeError(`\`initialPermits\` must be at most \`burst\` (${burst}), got ${initial}`);
+    }
+    const clock = resolveClock(o.clock);
+    super([new SmoothPolicy(limit, interval, burst, initial, clock.now())], { ...o, clock });
+  }
+}

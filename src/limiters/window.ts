@@ -1,0 +1,171 @@
+/**
+ * WindowLimiter: the strict rolling window — never more than `limit` permits granted in ANY
+ * half-open window `[t, t + interval)`, whatever t.
+ *
+ * State is the log of grants still inside the window, in a ring buffer of (time, cumulative permits)
+ * pairs: a multi-permit grant is one entry, grants at the same instant merge, so the log holds at
+ * most `limit` entries (each carries ≥ 1 permit) and grows only as far as it is used. Grants are
+ * recorded in time order (the gate never goes backwards), which is what makes the log a queue.
+ *
+ * `earliest(n)`: if the permits in the window plus n fit the limit, now. Otherwise the oldest grants
+ * must leave the window first: with cumulative counts, the last grant that must leave is found by
+ * binary search, and it leaves exactly `interval` after it was granted. O(log limit) per decision,
+ * O(1) amortised per grant; memory 16 bytes per live entry.
+ *
+ * A grant at g counts in the windows [t, t + interval) with t ≤ g < t + interval, so a permit
+ * granted at g frees its slot at g + interval exactly: 10 per second, ten at t = 0, the eleventh at
+ * t = 1000.
+ *
+ * @module
+ */
+import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
+import type { Policy } from "./policy.ts";
+import { optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+
+/**
+ * Options of {@link WindowLimiter}.
+ *
+ * @example
+ * ```ts
+ * const options: WindowLimiterOptions = { limit: 100, interval: 60_000 };
+ * ```
+ */
+export interface WindowLimiterOptions extends BaseLimiterOptions {
+  /** The most permits granted in any window of `interval` ms. */
+  limit: number;
+  /** The window length in ms. */
+  interval: number;
+}
+
+/** @internal the strict rolling window over explicit time. */
+export class WindowPolicy implements Policy {
+  readonly maxPermits: number;
+  heldEpoch = 0;
+  readonly #interval: number;
+  #times: Float64Array;
+  #cums: Float64Array;
+  #head = 0;
+  #size = 0;
+  /** Permits granted ever (the cumulative count of the newest entry). */
+  #total = 0;
+  /** Cumulative count of the newest entry that has left the window. */
+  #left = 0;
+  #pausedUntil = -Infinity;
+
+  constructor(limit: number, interval: number) {
+    this.maxPermits = limit;
+    this.#interval = interval;
+    const capacity = Math.min(limit, 8);
+    this.#times = new Float64Array(capacity);
+    this.#cums = new Float64Array(capacity);
+  }
+
+  /** Permits granted inside the window that ends at the last `earliest`/`take` time. */
+  get inWindow(): number {
+    return this.#total - this.#left;
+  }
+
+  #evict(now: number): void {
+    const capacity = this.#times.length;
+    // `time + interval <= now` is the very expression `earliest` returns, so the two always agree.
+    while (this.#size > 0 && this.#times[this.#head]! + this.#interval <= now) {
+      this.#left = this.#cums[this.#head]!;
+      this.#head = this.#head + 1 === capacity ? 0 : this.#head + 1;
+      this.#size--;
+    }
+  }
+
+  earliest(permits: number, now: number): number {
+    this.#evict(now);
+    const at = this.#pausedUntil > now ? this.#pausedUntil : now;
+    if (this.#total - this.#left + permits <= this.maxPermits) return at;
+    // Oldest entry j whose leaving brings the window down to `limit - permits`.
+    const threshold = this.#total - this.maxPermits + permits;
+    const capacity = this.#times.length;
+    let lo = 0;
+    let hi = this.#size - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.#cums[(this.#head + mid) % capacity]! >= threshold) hi = mid;
+      else lo = mid + 1;
+    }
+    const leaves = this.#times[(this.#head + lo) % capacity]! + this.#interval;
+    return leaves > at ? leaves : at;
+  }
+
+  take(permits: number, at: number): void {
+    this.#evict(at);
+    const capacity = this.#times.length;
+    this.#total += permits;
+    if (this.#size > 0) {
+      const last = (this.#head + this.#size - 1) % capacity;
+      if (this.#times[last] === at) {
+        this.#cums[last] = this.#total;
+        return;
+      }
+    }
+    if (this.#size === capacity) this.#grow();
+    const tail = (this.#head + this.#size) % this.#times.length;
+    this.#times[tail] = at;
+    this.#cums[tail] = this.#total;
+    this.#size++;
+  }
+
+  #grow(): void {
+    const capacity = this.#times.length;
+    const size = Math.max(8, capacity * 2);
+    const times = new Float64Array(size);
+    const cums = new Float64Array(size);
+    for (let i = 0; i < this.#size; i++) {
+      times[i] = this.#times[(this.#head + i) % capacity]!;
+      cums[i] = this.#cums[(this.#head + i) % capacity]!;
+    }
+    this.#times = times;
+    this.#cums = cums;
+    this.#head = 0;
+  }
+
+  pause(until: number): void {
+    if (until > this.#pausedUntil) this.#pausedUntil = until;
+  }
+
+  isAtRest(now: number): boolean {
+    this.#evict(now);
+    return this.#size === 0 && this.#pausedUntil <= now;
+  }
+
+  clone(): WindowPolicy {
+    const copy = new WindowPolicy(this.maxPermits, this.#interval);
+    copy.#times = this.#times.slice();
+    copy.#cums = this.#cums.slice();
+    copy.#head = this.#head;
+    copy.#size = this.#size;
+    copy.#total = this.#total;
+    copy.#left = this.#left;
+    copy.#pausedUntil = this.#pausedUntil;
+    return copy;
+  }
+}
+
+/**
+ * The strict contract: never more than `limit` permits in ANY window of `interval` ms. Use it when a
+ * server counts requests in a rolling window, or when you must be able to prove a bound.
+ * Multi-permit; a request for more than `limit` permits can never be granted and throws RangeError.
+ *
+ * @example
+ * ```ts
+ * import { WindowLimiter } from "sluice";
+ *
+ * const limiter = new WindowLimiter({ limit: 10, interval: 1000 });
+ * for (let i = 0; i < 10; i++) await limiter.acquire(); // all at once
+ * await limiter.acquire(); // waits until the first grant leaves the window, 1000 ms later
+ * ```
+ */
+export class WindowLimiter extends GatedLimiter {
+  constructor(options: WindowLimiterOptions) {
+    const o = optionsObject("options", options);
+    const limit = positiveInteger("limit", o.limit);
+    const interval = positiveFinite("interval", o.interval);
+    super([new WindowPolicy(limit, interval)], { ...o, clock: resolveClock(o.clock) });
+  }
+}
