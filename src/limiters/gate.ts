@@ -38,11 +38,12 @@ export class Waiter {
   next: Waiter | null = null;
   resolve: () => void = noop;
   reject: (reason: unknown) => void = noop;
+  readonly queue: WaitQueue;
   signal: AbortSignal | undefined = undefined;
-  onAbort: (() => void) | undefined = undefined;
 
-  constructor(permits: number) {
+  constructor(permits: number, queue: WaitQueue) {
     this.permits = permits;
+    this.queue = queue;
     this.seq = nextSeq++;
   }
 }
@@ -304,18 +305,14 @@ export class Gate {
 
   /** Queues a waiter that could not be granted at once; the promise settles when granted or aborted. */
   enqueue(queue: WaitQueue, permits: number, now: number, signal: AbortSignal | undefined): Promise<void> {
-    const waiter = new Waiter(permits);
+    const waiter = new Waiter(permits, queue);
     const promise = new Promise<void>((resolve, reject) => {
       waiter.resolve = resolve;
       waiter.reject = reject;
     });
     if (queue.head === null) this.#activate(queue);
     queue.push(waiter);
-    if (signal !== undefined) {
-      waiter.signal = signal;
-      waiter.onAbort = () => this.#abort(queue, waiter);
-      signal.addEventListener("abort", waiter.onAbort, { once: true });
-    }
+    if (signal !== undefined) watch(signal, waiter);
     // The newcomer is last in order, so only its own stop matters: hold what stops it, arm if sooner.
     const policies = queue.policies;
     const epoch = this.epoch;
@@ -369,7 +366,7 @@ export class Gate {
     }
     this.#arm(wake, now);
     if (granted !== undefined) {
-      for (const waiter of granted) settle(waiter, true);
+      for (const waiter of granted) settle(waiter);
     }
   }
 
@@ -420,13 +417,11 @@ export class Gate {
     }
   }
 
-  #abort(queue: WaitQueue, waiter: Waiter): void {
-    const gate = queue.gate;
-    if (gate === null) return; // already granted
+  /** Takes a waiter out of its queue (it was aborted); the caller rescans. */
+  detach(waiter: Waiter): void {
+    const queue = waiter.queue;
     queue.unlink(waiter);
-    if (queue.head === null) gate.#deactivate(queue);
-    settle(waiter, false);
-    gate.scan(); // it may have held a place others were queued behind
+    if (queue.head === null) this.#deactivate(queue);
   }
 
   #arm(wake: number, now: number): void {
@@ -448,16 +443,61 @@ export class Gate {
   };
 }
 
-/** Resolves (granted) or rejects (aborted) a waiter that has left its queue. */
-function settle(waiter: Waiter, granted: boolean): void {
+/**
+ * One abort listener per signal, however many waiters use it: runtimes check listeners for
+ * duplicates on every `addEventListener`, so one listener per waiter would cost O(n²) when many
+ * callers share a signal.
+ */
+interface SignalWatch {
+  readonly waiters: Set<Waiter>;
+  readonly onAbort: () => void;
+}
+const watches = new WeakMap<AbortSignal, SignalWatch>();
+
+function watch(signal: AbortSignal, waiter: Waiter): void {
+  waiter.signal = signal;
+  let entry = watches.get(signal);
+  if (entry === undefined) {
+    const waiters = new Set<Waiter>();
+    entry = { waiters, onAbort: () => abortAll(signal, waiters) };
+    watches.set(signal, entry);
+    signal.addEventListener("abort", entry.onAbort, { once: true });
+  }
+  entry.waiters.add(waiter);
+}
+
+/** Rejects every waiter of an aborted signal, in arrival order, then rescans each gate once. */
+function abortAll(signal: AbortSignal, waiters: Set<Waiter>): void {
+  watches.delete(signal);
+  const reason = abortReason(signal);
+  const gates = new Set<Gate>();
+  for (const waiter of waiters) {
+    const gate = waiter.queue.gate!;
+    gate.detach(waiter);
+    gates.add(gate);
+    waiter.signal = undefined;
+    waiter.reject(reason);
+  }
+  waiters.clear();
+  // The aborted waiters may have held places that others were queued behind.
+  for (const gate of gates) gate.scan();
+}
+
+/** Resolves a granted waiter that has left its queue, and stops watching its signal. */
+function settle(waiter: Waiter): void {
   const signal = waiter.signal;
   if (signal !== undefined) {
-    signal.removeEventListener("abort", waiter.onAbort!);
     waiter.signal = undefined;
-    waiter.onAbort = undefined;
+    const entry = watches.get(signal);
+    if (entry !== undefined) {
+      entry.waiters.delete(waiter);
+      if (entry.waiters.size === 0) {
+        watches.delete(signal);
+        signal.removeEventListener("abort", entry.onAbort);
+      }
+    }
   }
-  if (granted) waiter.resolve();
-  else waiter.reject(abortReason(signal!));
+  waiter.resolve();
 }
 
 /** The reason a signal was aborted with, or a standard AbortError where the runtime gives none. */
