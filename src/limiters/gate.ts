@@ -7,14 +7,18 @@
  * object owns a FIFO {@link WaitQueue}; every waiter carries a global arrival number (`seq`).
  *
  * The grant rule, evaluated by {@link scanQueues} at each instant, visiting waiters in arrival order:
- *   a waiter is granted when none of its policies is *held* and every policy allows it now;
- *   otherwise it *holds* the policies that stop it: those held already (it queues behind the earlier
- *   waiter) and those whose `earliest` is still in the future.
+ *   a waiter behind another on the same limiter waits for it (FIFO per limiter) and holds nothing;
+ *   a waiter at the front is granted when none of its policies is *held* and every policy allows it
+ *   now; otherwise it *holds* the policies that stop it: those held already (it queues behind the
+ *   earlier waiter) and those whose `earliest` is still in the future.
  * So waiters are served first come, first served on every limiter they share; ties at one instant go
- * in submission order; and a waiter that only waits for its own channel's limit does not hold a place
- * on the shared (overall) limit — a request on another channel never waits for this channel's limit.
- * Because policies only become less available when granted and the held set only grows, one pass in
- * arrival order is a complete decision for that instant.
+ * in submission order; a large request at the front is never starved by later small ones; and a
+ * waiter that only waits for its own channel's limit holds no place on the shared (overall) limit —
+ * a request on another channel never waits for this channel's limit.
+ * A grant makes its policies less available, so after each grant the waiters already stopped in the
+ * pass are re-checked on the policies they share with it: one that now stops them is held too (else a
+ * stream of small requests could starve a large one). With that, one pass in arrival order decides the
+ * instant: nothing stopped can become grantable again within it.
  *
  * Invariants: waiters hold nothing (nothing is taken until granted), so an abort leaves the domain
  * exactly as if the waiter had never asked; the timer is armed only while waiters exist, so an idle
@@ -101,29 +105,30 @@ export class WaitQueue implements ScanQueue {
 
 /**
  * One pass of the grant rule at `now` over `queues` (see the module note). Calls `grant(queue)` for
- * each head granted, in arrival order, after taking its permits. Returns the next time something can
- * change (when the first stopped waiter becomes ready), or `Infinity`.
+ * each head granted, in arrival order, after taking its permits. Returns the next time the outcome
+ * can change, or `Infinity`: the earliest instant at which any stopped waiter's binding policy frees
+ * up — not when the waiter becomes ready — because a waiter that still waits for one of its limits
+ * stops holding the others, which may let a later waiter on another channel through.
  *
- * `activeRefs`: when given, the pass stops early once a held policy is shared by every queue — e.g.
- * an overall limit that all channels wait on — since no later waiter can pass it.
+ * Every stopped head is visited, even when a limit they all share is held: each still holds the
+ * policies that stop it, which a newcomer on another queue must respect.
  */
 export function scanQueues(
   queues: readonly ScanQueue[],
   now: number,
   epoch: number,
   grant: (queue: ScanQueue) => void,
-  activeRefs?: (policy: Policy) => number,
 ): number {
   const heap = queues.filter((q) => !q.isEmpty());
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
+  const stopped: ScanQueue[] = [];
   let wake = Infinity;
   while (heap.length > 0) {
     const queue = heap[0]!;
     const permits = queue.headPermits();
     const policies = queue.policies;
     let ready = true;
-    let readyAt = -Infinity;
-    let allStopped = false;
+    let changeAt = Infinity;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
       if (policy.heldEpoch === epoch) {
@@ -134,19 +139,31 @@ export function scanQueues(
       if (at > now) {
         ready = false;
         policy.heldEpoch = epoch;
-        if (at > readyAt) readyAt = at;
-        if (activeRefs !== undefined && activeRefs(policy) === queues.length) allStopped = true;
+        if (at < changeAt) changeAt = at;
       }
     }
     if (ready) {
       for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now);
       grant(queue);
+      // Earlier stopped waiters sharing a policy with this grant may now be stopped by it as well.
+      for (let j = 0; j < stopped.length; j++) {
+        const other = stopped[j]!;
+        const otherPermits = other.headPermits();
+        for (const policy of other.policies) {
+          if (policy.heldEpoch === epoch || !policies.includes(policy)) continue;
+          const at = policy.earliest(otherPermits, now);
+          if (at > now) {
+            policy.heldEpoch = epoch;
+            if (at < wake) wake = at;
+          }
+        }
+      }
       if (queue.isEmpty()) popRoot(heap);
       else siftDown(heap, 0);
       continue;
     }
-    if (readyAt !== -Infinity && readyAt < wake) wake = readyAt;
-    if (allStopped) break;
+    if (changeAt < wake) wake = changeAt;
+    stopped.push(queue);
     popRoot(heap);
   }
   return wake;
@@ -215,8 +232,6 @@ export class Gate {
   forward: Gate | null = null;
   /** Queues that have waiters. */
   readonly active = new Set<WaitQueue>();
-  /** Per policy: how many active queues include it (for the scan's early stop). */
-  readonly #refs = new Map<Policy, number>();
   /** The epoch of the last scan: a policy with this `heldEpoch` is held by a waiter. */
   epoch = nextEpoch++;
   #lastNow = -Infinity;
@@ -255,6 +270,8 @@ export class Gate {
     if (this.isHeld(policies)) return false;
     for (let i = 0; i < policies.length; i++) if (policies[i]!.earliest(permits, now) > now) return false;
     for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now);
+    // Waiters on other channels may now be stopped by what this took: recompute their holds.
+    if (this.active.size > 0) this.scan(now);
     return true;
   }
 
@@ -310,13 +327,16 @@ export class Gate {
       waiter.resolve = resolve;
       waiter.reject = reject;
     });
-    if (queue.head === null) this.#activate(queue);
+    const front = queue.head === null;
+    if (front) this.#activate(queue);
     queue.push(waiter);
     if (signal !== undefined) watch(signal, waiter);
-    // The newcomer is last in order, so only its own stop matters: hold what stops it, arm if sooner.
+    // Behind others on its own limiter, it waits for them and holds nothing; the front one is armed.
+    if (!front) return promise;
+    // At the front and last in arrival order: hold what stops it, and arm if that changes sooner.
     const policies = queue.policies;
     const epoch = this.epoch;
-    let readyAt = -Infinity;
+    let changeAt = Infinity;
     let held = false;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
@@ -327,11 +347,11 @@ export class Gate {
       const at = policy.earliest(permits, now);
       if (at > now) {
         policy.heldEpoch = epoch;
-        if (at > readyAt) readyAt = at;
+        if (at < changeAt) changeAt = at;
       }
     }
-    if (!held && readyAt === -Infinity) this.scan(now); // grantable after all (defensive)
-    else if (readyAt !== -Infinity && readyAt < this.#timerAt) this.#arm(readyAt, now);
+    if (!held && changeAt === Infinity) this.scan(now); // grantable after all (defensive)
+    else if (changeAt < this.#timerAt) this.#arm(changeAt, now);
     return promise;
   }
 
@@ -346,23 +366,17 @@ export class Gate {
   scan(now: number = this.now()): void {
     let granted: Waiter[] | undefined;
     let wake = Infinity;
+    // A new epoch invalidates every held-mark, including those of waiters that have since left.
+    const epoch = nextEpoch++;
+    this.epoch = epoch;
     if (this.active.size > 0) {
-      const epoch = nextEpoch++;
-      this.epoch = epoch;
-      const refs = this.#refs;
-      wake = scanQueues(
-        [...this.active],
-        now,
-        epoch,
-        (q) => {
-          const queue = q as WaitQueue;
-          const waiter = queue.head!;
-          queue.unlink(waiter);
-          if (queue.head === null) this.#deactivate(queue);
-          (granted ??= []).push(waiter);
-        },
-        (policy) => refs.get(policy) ?? 0,
-      );
+      wake = scanQueues([...this.active], now, epoch, (q) => {
+        const queue = q as WaitQueue;
+        const waiter = queue.head!;
+        queue.unlink(waiter);
+        if (queue.head === null) this.active.delete(queue);
+        (granted ??= []).push(waiter);
+      });
     }
     this.#arm(wake, now);
     if (granted !== undefined) {
@@ -378,11 +392,8 @@ export class Gate {
     if (a.clock !== b.clock) {
       throw new TypeError("`combine` needs limiters that share one clock, got limiters with different clocks");
     }
-    for (const queue of b.active) {
-      queue.gate = null;
-      b.#deactivate(queue);
-      a.#activate(queue);
-    }
+    for (const queue of b.active) a.#activate(queue);
+    b.active.clear();
     b.#arm(Infinity, 0);
     b.forward = a;
     if (b.#lastNow > a.#lastNow) a.#lastNow = b.#lastNow;
@@ -405,23 +416,13 @@ export class Gate {
   #activate(queue: WaitQueue): void {
     queue.gate = this;
     this.active.add(queue);
-    for (const p of queue.policies) this.#refs.set(p, (this.#refs.get(p) ?? 0) + 1);
-  }
-
-  #deactivate(queue: WaitQueue): void {
-    this.active.delete(queue);
-    for (const p of queue.policies) {
-      const n = (this.#refs.get(p) ?? 1) - 1;
-      if (n === 0) this.#refs.delete(p);
-      else this.#refs.set(p, n);
-    }
   }
 
   /** Takes a waiter out of its queue (it was aborted); the caller rescans. */
   detach(waiter: Waiter): void {
     const queue = waiter.queue;
     queue.unlink(waiter);
-    if (queue.head === null) this.#deactivate(queue);
+    if (queue.head === null) this.active.delete(queue);
   }
 
   #arm(wake: number, now: number): void {
@@ -432,7 +433,7 @@ export class Gate {
     }
     this.#timerAt = wake;
     if (wake === Infinity) return;
-    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(wake - now)));
+    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, wake - now));
     this.#timer = this.clock.setTimeout(this.#onTimer, delay);
   }
 
