@@ -34,20 +34,35 @@ let nextSeq = 0;
 /** Global scan epochs, so a policy's held-mark from one gate never matches another gate's scan. */
 let nextEpoch = 1;
 
-/** One queued request. Fields are plain for speed and a small footprint (100k waiters are normal). */
-export class Waiter {
+/**
+ * One queued request — and the very promise its caller awaits: the fields live on the promise object
+ * itself, which saves a separate object per waiter (100k waiters are normal). `.then` on it makes
+ * plain Promises (`Symbol.species`), so callers never construct waiters by accident.
+ */
+export class Waiter extends Promise<void> {
+  static override get [Symbol.species](): PromiseConstructor {
+    return Promise;
+  }
   readonly permits: number;
   readonly seq: number;
   prev: Waiter | null = null;
   next: Waiter | null = null;
-  resolve: () => void = noop;
-  reject: (reason: unknown) => void = noop;
+  /**
+   * Settles the caller's promise. Only `resolve` is kept — a rejection resolves it with a rejected
+   * promise — so V8 can collect the unused `reject` closure: about 60 bytes less per waiter.
+   */
+  readonly resolve: (value?: PromiseLike<void>) => void;
   readonly queue: WaitQueue;
   signal: AbortSignal | undefined = undefined;
   /** Granted through `schedule` on a policy that counts from completion: released when the task ends. */
   readonly hold: boolean;
 
   constructor(permits: number, queue: WaitQueue, hold: boolean) {
+    let resolve!: (value?: PromiseLike<void>) => void;
+    super((r) => {
+      resolve = r;
+    });
+    this.resolve = resolve;
     this.permits = permits;
     this.queue = queue;
     this.hold = hold;
@@ -340,10 +355,7 @@ export class Gate {
     hold: boolean,
   ): Promise<void> {
     const waiter = new Waiter(permits, queue, hold);
-    const promise = new Promise<void>((resolve, reject) => {
-      waiter.resolve = resolve;
-      waiter.reject = reject;
-    });
+    const promise: Promise<void> = waiter;
     const front = queue.head === null;
     if (front) this.#activate(queue);
     queue.push(waiter);
@@ -501,7 +513,7 @@ function abortAll(signal: AbortSignal, waiters: Set<Waiter>): void {
     gate.detach(waiter);
     gates.add(gate);
     waiter.signal = undefined;
-    waiter.reject(reason);
+    waiter.resolve(Promise.reject(reason));
   }
   waiters.clear();
   // The aborted waiters may have held places that others were queued behind.
