@@ -34,8 +34,10 @@ export interface EntryPoint {
 }
 
 export const ENTRIES: readonly EntryPoint[] = [
-  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 6 * 1024 },
-  { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 2 * 1024 },
+  // The main entry's budget leaves room for the throttled fetch that joins it; the limiter core
+  // alone has its own, tighter budget in scripts/check-size.ts.
+  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 12 * 1024 },
+  { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 1024 },
   // Enable each line when its entry file lands (then `npm run sync:manifests`):
   // { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"] },
   // { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis"] },

@@ -85,38 +85,44 @@ function apply(target: JsonObject, fields: JsonObject, anchor: string): { merged
   return { merged, drifted };
 }
 
-/** Compares (and with `write`, fixes) both manifests; returns the list of problems left. */
-export function syncManifests(write: boolean): string[] {
+export interface ManifestProblems {
+  /** package.json fields that drifted from the entry list, and missing optional peers. */
+  readonly npm: string[];
+  /** deno.json name, version or exports that drifted from package.json and the entry list. */
+  readonly jsr: string[];
+}
+
+/** Compares (and with `write`, fixes) both manifests; returns the problems left. */
+export function syncManifests(write: boolean): ManifestProblems {
   const pkgPath = join(ROOT, "package.json");
   const denoPath = join(ROOT, "deno.json");
   const pkg = readJson(pkgPath);
   const deno = readJson(denoPath);
-  const problems: string[] = [];
-
   const npm = apply(pkg, expectedPackageFields(), "sideEffects");
   const jsr = apply(deno, expectedDenoFields(pkg), "name");
+  const problems: ManifestProblems = { npm: [], jsr: [] };
   if (write) {
     if (npm.drifted.length > 0) writeJson(pkgPath, npm.merged);
     if (jsr.drifted.length > 0) writeJson(denoPath, jsr.merged);
     for (const k of npm.drifted) console.log(`package.json: updated "${k}"`);
     for (const k of jsr.drifted) console.log(`deno.json: updated "${k}"`);
   } else {
-    for (const k of npm.drifted) problems.push(`package.json "${k}" does not match scripts/entries.ts`);
+    const fix = " (`npm run sync:manifests` rewrites it)";
+    for (const k of npm.drifted) problems.npm.push(`package.json "${k}" does not match scripts/entries.ts${fix}`);
     for (const k of jsr.drifted) {
-      problems.push(
+      problems.jsr.push(
         k === "version"
-          ? `deno.json version ${JSON.stringify(deno.version)} differs from package.json version ${JSON.stringify(pkg.version)}`
-          : `deno.json "${k}" does not match scripts/entries.ts`,
+          ? `deno.json version ${JSON.stringify(deno.version)} differs from package.json version ${JSON.stringify(pkg.version)}${fix}`
+          : `deno.json "${k}" does not match ${k === "name" ? JSR_NAME : "scripts/entries.ts"}${fix}`,
       );
     }
-    if (problems.length > 0) problems.push("run `npm run sync:manifests` to rewrite them");
   }
-  problems.push(...peerProblems(pkg));
+  problems.npm.push(...peerProblems(pkg));
   return problems;
 }
 
 if (import.meta.main) {
-  const problems = syncManifests(!process.argv.includes("--check"));
-  for (const p of problems) console.error(p);
-  if (problems.length > 0) process.exitCode = 1;
+  const { npm, jsr } = syncManifests(!process.argv.includes("--check"));
+  for (const p of [...npm, ...jsr]) console.error(p);
+  if (npm.length + jsr.length > 0) process.exitCode = 1;
 }

@@ -91,13 +91,14 @@ export class CheckList {
     clearResult(step);
   }
 
-  /** Runs one check: it passes unless it throws. */
-  async check(name: string, fn: () => void | Promise<void>): Promise<boolean> {
+  /** Runs one check: it passes unless it throws. A string it returns is printed under its name. */
+  async check(name: string, fn: () => void | string | Promise<void | string>): Promise<boolean> {
     const start = performance.now();
     try {
-      await fn();
+      const detail = await fn();
       this.#passed++;
       console.log(`  ✓ ${name} (${Math.round(performance.now() - start)} ms)`);
+      if (typeof detail === "string") console.log(indent(detail));
       return true;
     } catch (error) {
       this.#failed++;

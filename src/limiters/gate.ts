@@ -213,7 +213,7 @@ export class Gate {
   /** Set when this gate was merged into another; follow it with {@link Gate.root}. */
   forward: Gate | null = null;
   /** Queues that have waiters. */
-  readonly active = new Set<WaitQueue>();
+  readonly active: Set<WaitQueue> = new Set();
   /** Per policy: how many active queues include it (for the scan's early stop). */
   readonly #refs = new Map<Policy, number>();
   /** The epoch of the last scan: a policy with this `heldEpoch` is held by a waiter. */

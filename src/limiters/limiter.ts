@@ -141,6 +141,7 @@ export abstract class GatedLimiter implements Limiter {
   /** @internal */
   readonly [INTERNALS]: LimiterInternals;
 
+  /** Binds `policies` to a new gate; subclasses validate their own options first. */
   protected constructor(policies: readonly Policy[], options: BaseLimiterOptions) {
     const clock = resolveClock(options.clock);
     this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);

@@ -1,0 +1,47 @@
+/**
+ * The JSR package: deno.json agrees with package.json (name `@sluice/sluice`, the same version, the
+ * same subpaths one-for-one), `deno publish --dry-run` passes with slow types forbidden, and
+ * `deno doc --lint` is clean on every entry module (every export documented). All offline.
+ *
+ *   node scripts/check-jsr.ts
+ */
+import { join } from "node:path";
+import { ENTRIES, jsrModule } from "./entries.ts";
+import { run } from "./lib/exec.ts";
+import { readJson } from "./lib/json.ts";
+import { ROOT } from "./lib/paths.ts";
+import { CheckList } from "./lib/results.ts";
+import { deno } from "./lib/runtimes.ts";
+import { syncManifests } from "./sync-manifests.ts";
+
+const checks = new CheckList("jsr");
+const env = { ...process.env, NO_COLOR: "1" };
+
+await checks.check("deno.json: name @sluice/sluice, version equal to package.json's, exports matching npm one-for-one", () => {
+  const problems = [...syncManifests(false).jsr];
+  const npmSubpaths = Object.keys(readJson(join(ROOT, "package.json")).exports as object);
+  const jsrSubpaths = Object.keys(readJson(join(ROOT, "deno.json")).exports as object);
+  if (npmSubpaths.join() !== jsrSubpaths.join()) {
+    problems.push(`subpaths differ: npm ${npmSubpaths.join(", ")}; JSR ${jsrSubpaths.join(", ")}`);
+  }
+  if (problems.length > 0) throw new Error(problems.join("\n"));
+  const { version } = readJson(join(ROOT, "deno.json"));
+  return `@sluice/sluice@${String(version)}: ${jsrSubpaths.join(", ")}`;
+});
+
+await checks.check("deno publish --dry-run passes (type check, no slow types)", async () => {
+  const { stdout, stderr } = await run(deno().path, ["publish", "--dry-run", "--allow-dirty", "--no-lock"], {
+    cwd: ROOT,
+    env,
+    timeout: 120_000,
+  });
+  if (!/Dry run complete/.test(`${stdout}\n${stderr}`)) throw new Error(`unexpected output:\n${stdout}\n${stderr}`);
+});
+
+await checks.check("deno doc --lint is clean on every entry module", async () => {
+  const modules = ENTRIES.map(jsrModule);
+  await run(deno().path, ["doc", "--lint", ...modules], { cwd: ROOT, env, timeout: 120_000 });
+  return modules.join(", ");
+});
+
+checks.finish();
