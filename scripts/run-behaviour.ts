@@ -36,7 +36,7 @@ const PLANS: Record<string, Plan> = {
     runtime: node20,
     async prepare(_runtime, junit) {
       assertFreshDist();
-      const outfile = bundled("node20.test.mjs");
+      const outfile = bundled("node20.suite.mjs");
       await bundleAdapter({
         adapter: "test/behaviour/run/node-test.ts",
         outfile,
@@ -65,7 +65,7 @@ const PLANS: Record<string, Plan> = {
     runtime: bun,
     async prepare(_runtime, junit) {
       assertFreshDist();
-      const outfile = bundled("bun.test.mjs");
+      const outfile = bundled("bun.suite.mjs");
       await bundleAdapter({
         adapter: "test/behaviour/run/bun.ts",
         outfile,
@@ -73,7 +73,7 @@ const PLANS: Record<string, Plan> = {
         distSpecifier: (file) => join(DIST, file),
         external: ["node:*", "bun:test"],
       });
-      return ["test", `--reporter=junit`, `--reporter-outfile=${junit}`, `./${join(".tmp", "behaviour", "bun.test.mjs")}`];
+      return ["test", `--reporter=junit`, `--reporter-outfile=${junit}`, `./${join(".tmp", "behaviour", "bun.suite.mjs")}`];
     },
   },
 };

@@ -46,6 +46,11 @@ function unescapeXml(text: string): string {
     .replaceAll("&amp;", "&");
 }
 
+/** The names of the `<testcase>` elements of a JUnit report. */
+export function junitCaseNames(xml: string): string[] {
+  return [...xml.matchAll(/<testcase\b[^>]*?\bname="([^"]*)"/g)].map((m) => unescapeXml(m[1]!));
+}
+
 /**
  * Counts the `<testcase>` elements of a JUnit report: failed when it holds `<failure>` or `<error>`,
  * skipped when it holds `<skipped>`, passed otherwise. Suite-level `<error>`s outside any test case
@@ -69,9 +74,10 @@ export function parseJunit(xml: string): StepResult {
     else passed++;
   }
   const outside = xml.replace(caseRe, "");
-  for (const match of outside.matchAll(/<error\b[^>]*?(?:message="([^"]*)")?[^>]*>/g)) {
+  for (const match of outside.matchAll(/<error\b([^>]*)>/g)) {
     failed++;
-    failures.push(`(outside any test) ${unescapeXml(match[1] ?? "error")}`);
+    const message = /\bmessage="([^"]*)"/.exec(match[1] ?? "")?.[1];
+    failures.push(`(outside any test) ${unescapeXml(message ?? "error")}`);
   }
   return { passed, failed, skipped, failures };
 }
