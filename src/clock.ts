@@ -46,7 +46,9 @@ export const MAX_TIMER_DELAY = 2_147_483_647;
  */
 export const systemClock: Clock = {
   now: () => performance.now(),
-  setTimeout: (callback, delay) => globalThis.setTimeout(callback, delay),
+  // Runtimes truncate fractional delays to whole ms; round up so a timer never fires before its time
+  // (firing early would only cost a re-check, but every re-check adds lateness).
+  setTimeout: (callback, delay) => globalThis.setTimeout(callback, Math.ceil(delay)),
   clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
 };
 

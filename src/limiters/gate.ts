@@ -7,14 +7,18 @@
  * object owns a FIFO {@link WaitQueue}; every waiter carries a global arrival number (`seq`).
  *
  * The grant rule, evaluated by {@link scanQueues} at each instant, visiting waiters in arrival order:
- *   a waiter is granted when none of its policies is *held* and every policy allows it now;
- *   otherwise it *holds* the policies that stop it: those held already (it queues behind the earlier
- *   waiter) and those whose `earliest` is still in the future.
+ *   a waiter behind another on the same limiter waits for it (FIFO per limiter) and holds nothing;
+ *   a waiter at the front is granted when none of its policies is *held* and every policy allows it
+ *   now; otherwise it *holds* the policies that stop it: those held already (it queues behind the
+ *   earlier waiter) and those whose `earliest` is still in the future.
  * So waiters are served first come, first served on every limiter they share; ties at one instant go
- * in submission order; and a waiter that only waits for its own channel's limit does not hold a place
- * on the shared (overall) limit — a request on another channel never waits for this channel's limit.
- * Because policies only become less available when granted and the held set only grows, one pass in
- * arrival order is a complete decision for that instant.
+ * in submission order; a large request at the front is never starved by later small ones; and a
+ * waiter that only waits for its own channel's limit holds no place on the shared (overall) limit —
+ * a request on another channel never waits for this channel's limit.
+ * A grant makes its policies less available, so after each grant the waiters already stopped in the
+ * pass are re-checked on the policies they share with it: one that now stops them is held too (else a
+ * stream of small requests could starve a large one). With that, one pass in arrival order decides the
+ * instant: nothing stopped can become grantable again within it.
  *
  * Invariants: waiters hold nothing (nothing is taken until granted), so an abort leaves the domain
  * exactly as if the waiter had never asked; the timer is armed only while waiters exist, so an idle
@@ -38,11 +42,15 @@ export class Waiter {
   next: Waiter | null = null;
   resolve: () => void = noop;
   reject: (reason: unknown) => void = noop;
+  readonly queue: WaitQueue;
   signal: AbortSignal | undefined = undefined;
-  onAbort: (() => void) | undefined = undefined;
+  /** Granted through `schedule` on a policy that counts from completion: released when the task ends. */
+  readonly hold: boolean;
 
-  constructor(permits: number) {
+  constructor(permits: number, queue: WaitQueue, hold: boolean) {
     this.permits = permits;
+    this.queue = queue;
+    this.hold = hold;
     this.seq = nextSeq++;
   }
 }
@@ -55,6 +63,7 @@ export interface ScanQueue {
   isEmpty(): boolean;
   headSeq(): number;
   headPermits(): number;
+  headHolds(): boolean;
 }
 
 /** The FIFO of one limiter object: a doubly linked list, so an abort unlinks in O(1). */
@@ -79,6 +88,9 @@ export class WaitQueue implements ScanQueue {
   headPermits(): number {
     return this.head!.permits;
   }
+  headHolds(): boolean {
+    return this.head!.hold;
+  }
 
   push(waiter: Waiter): void {
     waiter.prev = this.tail;
@@ -100,29 +112,30 @@ export class WaitQueue implements ScanQueue {
 
 /**
  * One pass of the grant rule at `now` over `queues` (see the module note). Calls `grant(queue)` for
- * each head granted, in arrival order, after taking its permits. Returns the next time something can
- * change (when the first stopped waiter becomes ready), or `Infinity`.
+ * each head granted, in arrival order, after taking its permits. Returns the next time the outcome
+ * can change, or `Infinity`: the earliest instant at which any stopped waiter's binding policy frees
+ * up — not when the waiter becomes ready — because a waiter that still waits for one of its limits
+ * stops holding the others, which may let a later waiter on another channel through.
  *
- * `activeRefs`: when given, the pass stops early once a held policy is shared by every queue — e.g.
- * an overall limit that all channels wait on — since no later waiter can pass it.
+ * Every stopped head is visited, even when a limit they all share is held: each still holds the
+ * policies that stop it, which a newcomer on another queue must respect.
  */
 export function scanQueues(
   queues: readonly ScanQueue[],
   now: number,
   epoch: number,
   grant: (queue: ScanQueue) => void,
-  activeRefs?: (policy: Policy) => number,
 ): number {
   const heap = queues.filter((q) => !q.isEmpty());
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
+  const stopped: ScanQueue[] = [];
   let wake = Infinity;
   while (heap.length > 0) {
     const queue = heap[0]!;
     const permits = queue.headPermits();
     const policies = queue.policies;
     let ready = true;
-    let readyAt = -Infinity;
-    let allStopped = false;
+    let changeAt = Infinity;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
       if (policy.heldEpoch === epoch) {
@@ -133,19 +146,32 @@ export function scanQueues(
       if (at > now) {
         ready = false;
         policy.heldEpoch = epoch;
-        if (at > readyAt) readyAt = at;
-        if (activeRefs !== undefined && activeRefs(policy) === queues.length) allStopped = true;
+        if (at < changeAt) changeAt = at;
       }
     }
     if (ready) {
-      for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now);
+      const hold = queue.headHolds();
+      for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
       grant(queue);
+      // Earlier stopped waiters sharing a policy with this grant may now be stopped by it as well.
+      for (let j = 0; j < stopped.length; j++) {
+        const other = stopped[j]!;
+        const otherPermits = other.headPermits();
+        for (const policy of other.policies) {
+          if (policy.heldEpoch === epoch || !policies.includes(policy)) continue;
+          const at = policy.earliest(otherPermits, now);
+          if (at > now) {
+            policy.heldEpoch = epoch;
+            if (at < wake) wake = at;
+          }
+        }
+      }
       if (queue.isEmpty()) popRoot(heap);
       else siftDown(heap, 0);
       continue;
     }
-    if (readyAt !== -Infinity && readyAt < wake) wake = readyAt;
-    if (allStopped) break;
+    if (changeAt < wake) wake = changeAt;
+    stopped.push(queue);
     popRoot(heap);
   }
   return wake;
@@ -203,6 +229,9 @@ class ProbeQueue implements ScanQueue {
   headPermits(): number {
     return this.cursor === null ? this.probe : this.cursor.permits;
   }
+  headHolds(): boolean {
+    return false; // a prediction assumes work completes at once: a lower bound
+  }
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -214,8 +243,6 @@ export class Gate {
   forward: Gate | null = null;
   /** Queues that have waiters. */
   readonly active: Set<WaitQueue> = new Set();
-  /** Per policy: how many active queues include it (for the scan's early stop). */
-  readonly #refs = new Map<Policy, number>();
   /** The epoch of the last scan: a policy with this `heldEpoch` is held by a waiter. */
   epoch = nextEpoch++;
   #lastNow = -Infinity;
@@ -247,13 +274,15 @@ export class Gate {
   }
 
   /** Grants now if nobody is ahead and every policy allows it; returns whether it did. */
-  tryTakeNow(queue: WaitQueue, permits: number, now: number): boolean {
+  tryTakeNow(queue: WaitQueue, permits: number, now: number, hold: boolean): boolean {
     if (this.#timerAt <= now) this.scan(now); // an overdue timer: serve those already due first
     if (queue.head !== null) return false;
     const policies = queue.policies;
     if (this.isHeld(policies)) return false;
     for (let i = 0; i < policies.length; i++) if (policies[i]!.earliest(permits, now) > now) return false;
-    for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now);
+    for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
+    // Waiters on other channels may now be stopped by what this took: recompute their holds.
+    if (this.active.size > 0) this.scan(now);
     return true;
   }
 
@@ -267,12 +296,12 @@ export class Gate {
     if (queue.head === null && !this.isHeld(policies)) {
       let at = now;
       for (let i = 0; i < policies.length; i++) at = Math.max(at, policies[i]!.earliest(permits, now));
-      return at - now;
+      if (at !== Infinity) return at - now; // else only in-flight work blocks: simulate its completion
     }
     const copies = new Map<Policy, Policy>();
     const copy = (p: Policy): Policy => {
       let c = copies.get(p);
-      if (c === undefined) copies.set(p, (c = p.clone()));
+      if (c === undefined) copies.set(p, (c = p.clone(now)));
       return c;
     };
     const queues: ProbeQueue[] = [];
@@ -303,23 +332,28 @@ export class Gate {
   }
 
   /** Queues a waiter that could not be granted at once; the promise settles when granted or aborted. */
-  enqueue(queue: WaitQueue, permits: number, now: number, signal: AbortSignal | undefined): Promise<void> {
-    const waiter = new Waiter(permits);
+  enqueue(
+    queue: WaitQueue,
+    permits: number,
+    now: number,
+    signal: AbortSignal | undefined,
+    hold: boolean,
+  ): Promise<void> {
+    const waiter = new Waiter(permits, queue, hold);
     const promise = new Promise<void>((resolve, reject) => {
       waiter.resolve = resolve;
       waiter.reject = reject;
     });
-    if (queue.head === null) this.#activate(queue);
+    const front = queue.head === null;
+    if (front) this.#activate(queue);
     queue.push(waiter);
-    if (signal !== undefined) {
-      waiter.signal = signal;
-      waiter.onAbort = () => this.#abort(queue, waiter);
-      signal.addEventListener("abort", waiter.onAbort, { once: true });
-    }
-    // The newcomer is last in order, so only its own stop matters: hold what stops it, arm if sooner.
+    if (signal !== undefined) watch(signal, waiter);
+    // Behind others on its own limiter, it waits for them and holds nothing; the front one is armed.
+    if (!front) return promise;
+    // At the front and last in arrival order: hold what stops it, and arm if that changes sooner.
     const policies = queue.policies;
     const epoch = this.epoch;
-    let readyAt = -Infinity;
+    let changeAt = Infinity;
     let held = false;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
@@ -330,12 +364,19 @@ export class Gate {
       const at = policy.earliest(permits, now);
       if (at > now) {
         policy.heldEpoch = epoch;
-        if (at > readyAt) readyAt = at;
+        if (at < changeAt) changeAt = at;
       }
     }
-    if (!held && readyAt === -Infinity) this.scan(now); // grantable after all (defensive)
-    else if (readyAt !== -Infinity && readyAt < this.#timerAt) this.#arm(readyAt, now);
+    if (!held && changeAt === Infinity) this.scan(now); // grantable after all (defensive)
+    else if (changeAt < this.#timerAt) this.#arm(changeAt, now);
     return promise;
+  }
+
+  /** Ends held grants (their task completed) and lets waiters use the capacity that frees. */
+  release(policies: readonly Policy[], permits: number): void {
+    const now = this.now();
+    for (let i = 0; i < policies.length; i++) policies[i]!.release?.(permits, now);
+    this.scan(now);
   }
 
   /** Grants nothing on `policies` for `ms`; queued waiters keep their places. */
@@ -349,27 +390,21 @@ export class Gate {
   scan(now: number = this.now()): void {
     let granted: Waiter[] | undefined;
     let wake = Infinity;
+    // A new epoch invalidates every held-mark, including those of waiters that have since left.
+    const epoch = nextEpoch++;
+    this.epoch = epoch;
     if (this.active.size > 0) {
-      const epoch = nextEpoch++;
-      this.epoch = epoch;
-      const refs = this.#refs;
-      wake = scanQueues(
-        [...this.active],
-        now,
-        epoch,
-        (q) => {
-          const queue = q as WaitQueue;
-          const waiter = queue.head!;
-          queue.unlink(waiter);
-          if (queue.head === null) this.#deactivate(queue);
-          (granted ??= []).push(waiter);
-        },
-        (policy) => refs.get(policy) ?? 0,
-      );
+      wake = scanQueues([...this.active], now, epoch, (q) => {
+        const queue = q as WaitQueue;
+        const waiter = queue.head!;
+        queue.unlink(waiter);
+        if (queue.head === null) this.active.delete(queue);
+        (granted ??= []).push(waiter);
+      });
     }
     this.#arm(wake, now);
     if (granted !== undefined) {
-      for (const waiter of granted) settle(waiter, true);
+      for (const waiter of granted) settle(waiter);
     }
   }
 
@@ -381,11 +416,8 @@ export class Gate {
     if (a.clock !== b.clock) {
       throw new TypeError("`combine` needs limiters that share one clock, got limiters with different clocks");
     }
-    for (const queue of b.active) {
-      queue.gate = null;
-      b.#deactivate(queue);
-      a.#activate(queue);
-    }
+    for (const queue of b.active) a.#activate(queue);
+    b.active.clear();
     b.#arm(Infinity, 0);
     b.forward = a;
     if (b.#lastNow > a.#lastNow) a.#lastNow = b.#lastNow;
@@ -408,25 +440,13 @@ export class Gate {
   #activate(queue: WaitQueue): void {
     queue.gate = this;
     this.active.add(queue);
-    for (const p of queue.policies) this.#refs.set(p, (this.#refs.get(p) ?? 0) + 1);
   }
 
-  #deactivate(queue: WaitQueue): void {
-    this.active.delete(queue);
-    for (const p of queue.policies) {
-      const n = (this.#refs.get(p) ?? 1) - 1;
-      if (n === 0) this.#refs.delete(p);
-      else this.#refs.set(p, n);
-    }
-  }
-
-  #abort(queue: WaitQueue, waiter: Waiter): void {
-    const gate = queue.gate;
-    if (gate === null) return; // already granted
+  /** Takes a waiter out of its queue (it was aborted); the caller rescans. */
+  detach(waiter: Waiter): void {
+    const queue = waiter.queue;
     queue.unlink(waiter);
-    if (queue.head === null) gate.#deactivate(queue);
-    settle(waiter, false);
-    gate.scan(); // it may have held a place others were queued behind
+    if (queue.head === null) this.active.delete(queue);
   }
 
   #arm(wake: number, now: number): void {
@@ -437,7 +457,7 @@ export class Gate {
     }
     this.#timerAt = wake;
     if (wake === Infinity) return;
-    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(wake - now)));
+    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, wake - now));
     this.#timer = this.clock.setTimeout(this.#onTimer, delay);
   }
 
@@ -448,16 +468,61 @@ export class Gate {
   };
 }
 
-/** Resolves (granted) or rejects (aborted) a waiter that has left its queue. */
-function settle(waiter: Waiter, granted: boolean): void {
+/**
+ * One abort listener per signal, however many waiters use it: runtimes check listeners for
+ * duplicates on every `addEventListener`, so one listener per waiter would cost O(n²) when many
+ * callers share a signal.
+ */
+interface SignalWatch {
+  readonly waiters: Set<Waiter>;
+  readonly onAbort: () => void;
+}
+const watches = new WeakMap<AbortSignal, SignalWatch>();
+
+function watch(signal: AbortSignal, waiter: Waiter): void {
+  waiter.signal = signal;
+  let entry = watches.get(signal);
+  if (entry === undefined) {
+    const waiters = new Set<Waiter>();
+    entry = { waiters, onAbort: () => abortAll(signal, waiters) };
+    watches.set(signal, entry);
+    signal.addEventListener("abort", entry.onAbort, { once: true });
+  }
+  entry.waiters.add(waiter);
+}
+
+/** Rejects every waiter of an aborted signal, in arrival order, then rescans each gate once. */
+function abortAll(signal: AbortSignal, waiters: Set<Waiter>): void {
+  watches.delete(signal);
+  const reason = abortReason(signal);
+  const gates = new Set<Gate>();
+  for (const waiter of waiters) {
+    const gate = waiter.queue.gate!;
+    gate.detach(waiter);
+    gates.add(gate);
+    waiter.signal = undefined;
+    waiter.reject(reason);
+  }
+  waiters.clear();
+  // The aborted waiters may have held places that others were queued behind.
+  for (const gate of gates) gate.scan();
+}
+
+/** Resolves a granted waiter that has left its queue, and stops watching its signal. */
+function settle(waiter: Waiter): void {
   const signal = waiter.signal;
   if (signal !== undefined) {
-    signal.removeEventListener("abort", waiter.onAbort!);
     waiter.signal = undefined;
-    waiter.onAbort = undefined;
+    const entry = watches.get(signal);
+    if (entry !== undefined) {
+      entry.waiters.delete(waiter);
+      if (entry.waiters.size === 0) {
+        watches.delete(signal);
+        signal.removeEventListener("abort", entry.onAbort);
+      }
+    }
   }
-  if (granted) waiter.resolve();
-  else waiter.reject(abortReason(signal!));
+  waiter.resolve();
 }
 
 /** The reason a signal was aborted with, or a standard AbortError where the runtime gives none. */

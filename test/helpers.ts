@@ -1,0 +1,49 @@
+/**
+ * Test helpers: record when promises settle, in virtual time.
+ */
+import type { ManualClock } from "../src/clock.ts";
+
+/** The outcome of one tracked promise, filled in when it settles. */
+export interface Outcome<T = unknown> {
+  settled: boolean;
+  /** Virtual time at which it resolved. */
+  at?: number;
+  value?: T;
+  error?: unknown;
+}
+
+/** Tracks `promise`: its outcome records the clock's time when it settles. Never leaves a rejection unhandled. */
+export function track<T>(clock: ManualClock, promise: Promise<T>): Outcome<T> {
+  const outcome: Outcome<T> = { settled: false };
+  promise.then(
+    (value) => {
+      outcome.settled = true;
+      outcome.at = clock.now();
+      outcome.value = value;
+    },
+    (error: unknown) => {
+      outcome.settled = true;
+      outcome.at = clock.now();
+      outcome.error = error;
+    },
+  );
+  return outcome;
+}
+
+/** Records labels in the order their promises resolve, with the time of each. */
+export class GrantLog {
+  readonly entries: Array<{ label: string; at: number }> = [];
+  readonly #clock: ManualClock;
+  constructor(clock: ManualClock) {
+    this.#clock = clock;
+  }
+  add(label: string, promise: Promise<unknown>): void {
+    promise.then(() => this.entries.push({ label, at: this.#clock.now() }), () => {});
+  }
+  get labels(): string[] {
+    return this.entries.map((e) => e.label);
+  }
+  get times(): number[] {
+    return this.entries.map((e) => e.at);
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * A deliberately naive reference model of the limiters and the gate's grant rule, written
+ * independently of `src/`: every decision replays the full grant log, and time advances from event to
+ * event. Slow and obviously right; the property tests compare the real limiters against it.
+ */
+
+export type PolicySpec =
+  | { kind: "window"; limit: number; interval: number }
+  | { kind: "smooth"; limit: number; interval: number; burst: number }
+  | { kind: "fixed"; limit: number; interval: number };
+
+export interface RequestSpec {
+  arrival: number;
+  /** Which limiter object (queue) the request is made on. */
+  queue: number;
+  permits: number;
+  /** Abort time (a half-integer, so it never ties with a grant), or undefined. */
+  abortAt?: number;
+}
+
+export interface Outcome {
+  grantedAt?: number;
+  aborted?: boolean;
+}
+
+type Grant = { at: number; permits: number };
+
+function allowed(spec: PolicySpec, log: Grant[], permits: number, t: number): boolean {
+  switch (spec.kind) {
+    case "window": {
+      const inWindow = log.filter((g) => g.at + spec.interval > t).reduce((s, g) => s + g.permits, 0);
+      return inWindow + permits <= spec.limit;
+    }
+    case "fixed": {
+      const k = Math.floor(t / spec.interval);
+      const inWindow = log.filter((g) => Math.floor(g.at / spec.interval) === k).reduce((s, g) => s + g.permits, 0);
+      return inWindow + permits <= spec.limit;
+    }
+    case "smooth":
+      return smoothNextFree(spec, log) <= t;
+  }
+}
+
+function smoothNextFree(spec: Extract<PolicySpec, { kind: "smooth" }>, log: Grant[]): number {
+  const T = spec.interval / spec.limit;
+  let next = -spec.burst * T; // starts full at t=0
+  for (const g of log) next = Math.max(next, g.at - spec.burst * T) + g.permits * T;
+  return next;
+}
+
+/** Times after `t` at which a policy's answer may change. */
+function changeTimes(spec: PolicySpec, log: Grant[], t: number): number[] {
+  switch (spec.kind) {
+    case "window":
+      return log.map((g) => g.at + spec.interval).filter((x) => x > t);
+    case "fixed":
+      return [(Math.floor(t / spec.interval) + 1) * spec.interval];
+    case "smooth": {
+      const next = smoothNextFree(spec, log);
+      return next > t ? [next] : [];
+    }
+  }
+}
+
+/**
+ * Runs the grant rule: at each instant, visit pending requests in arrival order. A request behind an
+ * earlier pending request on the same limiter waits for it. Otherwise it is granted when none of its
+ * policies is held by an earlier request and all allow it; if not, it holds the policies that stop it
+ * (held already, or not allowing it now).
+ */
+export function simulate(policies: PolicySpec[], queues: number[][], requests: RequestSpec[], horizon: number): Outcome[] {
+  const logs: Grant[][] = policies.map(() => []);
+  const outcomes: Outcome[] = requests.map(() => ({}));
+  const order = requests.map((_, i) => i).sort((a, b) => requests[a]!.arrival - requests[b]!.arrival || a - b);
+  let t = 0;
+  while (t <= horizon) {
+    // Grants due at t go before arrivals at t are considered (they are the same pass here anyway).
+    for (;;) {
+      let grantedAny = false;
+      const held = new Set<number>();
+      const queueBusy = new Set<number>();
+      for (const i of order) {
+        const r = requests[i]!;
+        const o = outcomes[i]!;
+        if (r.arrival > t || o.grantedAt !== undefined || o.aborted) continue;
+        // FIFO within a limiter: a request behind another on the same limiter waits for it and holds nothing.
+        if (queueBusy.has(r.queue)) continue;
+        queueBusy.add(r.queue);
+        const ps = queues[r.queue]!;
+        const stopping = ps.filter((p) => held.has(p) || !allowed(policies[p]!, logs[p]!, r.permits, t));
+        if (stopping.length === 0) {
+          for (const p of ps) logs[p]!.push({ at: t, permits: r.permits });
+          o.grantedAt = t;
+          grantedAny = true;
+          break; // restart the pass: the naive way, from the first pending request
+        }
+        for (const p of stopping) held.add(p);
+      }
+      if (!grantedAny) break;
+    }
+    // Next event: an arrival, an abort, or a policy change.
+    const candidates: number[] = [];
+    for (const [i, r] of requests.entries()) {
+      const o = outcomes[i]!;
+      if (o.grantedAt !== undefined || o.aborted) continue;
+      if (r.arrival > t) candidates.push(r.arrival);
+      if (r.abortAt !== undefined) candidates.push(r.abortAt);
+    }
+    policies.forEach((spec, p) => candidates.push(...changeTimes(spec, logs[p]!, t)));
+    const next = Math.min(...candidates.filter((x) => x > t));
+    if (!Number.isFinite(next)) break;
+    t = next;
+    for (const [i, r] of requests.entries()) {
+      const o = outcomes[i]!;
+      if (r.abortAt === t && o.grantedAt === undefined && r.arrival <= t) o.aborted = true;
+    }
+  }
+  return outcomes;
+}
