@@ -8,63 +8,13 @@
  *
  *   node scripts/check-size.ts        (after `npm run build`)
  */
-import { build } from "esbuild";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { distName, ENTRIES } from "./entries.ts";
 import { assertFreshDist } from "./lib/dist.ts";
-import { DIST, TMP } from "./lib/paths.ts";
+import { TMP } from "./lib/paths.ts";
 import { CheckList } from "./lib/results.ts";
-
-export interface Size {
-  readonly minified: number;
-  readonly gzip: number;
-  readonly brotli: number;
-}
-
-/** Minified, gzipped and brotli'd size of `contents` (an ES module) bundled with what it imports from dist/. */
-export async function measure(contents: string): Promise<Size> {
-  const result = await build({
-    stdin: { contents, resolveDir: DIST, loader: "js" },
-    bundle: true,
-    minify: true,
-    format: "esm",
-    platform: "neutral",
-    target: "es2022",
-    write: false,
-    logLevel: "silent",
-  });
-  const code = result.outputFiles[0]!.contents;
-  return {
-    minified: code.length,
-    gzip: gzipSync(code, { level: 9 }).length,
-    brotli: brotliCompressSync(code, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
-  };
-}
-
-/** The limiter core's public API: what "the core's size" in the README measures. */
-export const CORE_EXPORTS = [
-  "SmoothLimiter",
-  "WindowLimiter",
-  "FixedWindowLimiter",
-  "SlidingCounterLimiter",
-  "combine",
-  "CombinedLimiter",
-  "KeyedLimiter",
-  "GatedLimiter",
-  "ManualClock",
-  "systemClock",
-  "MAX_TIMER_DELAY",
-  "LIMITER_DEFAULTS",
-  "SluiceError",
-  "MaxWaitExceededError",
-  "QueueFullError",
-  "isSluiceError",
-] as const;
-
-/** Budget for the limiter core, min+gzip: 5.5 KiB at the time of writing, with room to grow. */
-export const CORE_BUDGET = 7 * 1024;
+import { CORE_BUDGET, CORE_EXPORTS, measure, type Size } from "./lib/size.ts";
 
 const kib = (n: number) => `${(n / 1024).toFixed(2)} KiB`;
 

@@ -2,14 +2,20 @@
  * Totals of the last `npm test` (or of steps run one by one), from `.tmp/results/`: a table per
  * step, the failures, and a last line `N passed, N failed` (`, N skipped`) for CI.
  *
- *   node scripts/summary.ts
+ *   node scripts/summary.ts          the table, the failures and the totals line
+ *   node scripts/summary.ts --line   only the totals line
  *
  * A step with no result counts as one failure: nothing is ever silently missing from the total.
  */
 import { readResult, type StepResult } from "./lib/results.ts";
 import { type Step, STEPS } from "./lib/steps.ts";
 
-export function summarize(steps: readonly Step[] = STEPS, seconds: Record<string, number> = {}, totalSeconds?: number): StepResult {
+export function summarize(
+  steps: readonly Step[] = STEPS,
+  seconds: Record<string, number> = {},
+  totalSeconds?: number,
+  lineOnly = false,
+): StepResult {
   let passed = 0;
   let failed = 0;
   let skipped = 0;
@@ -26,6 +32,10 @@ export function summarize(steps: readonly Step[] = STEPS, seconds: Record<string
       `${result.failed > 0 ? "✗" : "✓"} ${step.id.padEnd(10)} ${String(result.passed).padStart(5)} ${String(result.failed).padStart(6)} ${String(result.skipped).padStart(7)} ${time.padStart(8)}  ${step.label}`,
     );
   }
+  if (lineOnly) {
+    console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`);
+    return { passed, failed, skipped, failures };
+  }
   console.log(`\n  ${"step".padEnd(10)} ${"pass".padStart(5)} ${"fail".padStart(6)} ${"skip".padStart(7)} ${"time".padStart(8)}`);
   for (const row of rows) console.log(row);
   if (failures.length > 0) {
@@ -39,5 +49,5 @@ export function summarize(steps: readonly Step[] = STEPS, seconds: Record<string
 }
 
 if (import.meta.main) {
-  if (summarize().failed > 0) process.exitCode = 1;
+  if (summarize(STEPS, {}, undefined, process.argv.includes("--line")).failed > 0) process.exitCode = 1;
 }

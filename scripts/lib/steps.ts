@@ -24,5 +24,6 @@ export const STEPS: readonly Step[] = [
   { id: "package", script: "check:package", label: "npm pack smoke, publint, attw" },
   { id: "size", script: "check:size", label: "min+gzip size budgets" },
   { id: "jsr", script: "check:jsr", label: "deno.json, publish --dry-run, doc --lint" },
+  { id: "docs", script: "check:docs", label: "README facts: compatibility table, sizes" },
   { id: "examples", script: "test:examples", label: "examples/deno.ts, examples/bun.ts" },
 ];
