@@ -175,6 +175,7 @@ export abstract class GatedLimiter implements Limiter {
     return this.#queue.size;
   }
 
+  /** Resolves when `permits` are granted (see {@link Limiter.acquire}). */
   acquire(permits: number = 1, options?: AcquireOptions): Promise<void> {
     return this.#acquire(permits, options, false);
   }
@@ -196,6 +197,7 @@ export abstract class GatedLimiter implements Limiter {
     return gate.enqueue(this.#queue, permits, now, signal, hold);
   }
 
+  /** Takes `permits` only if free now; else the wait in ms (see {@link Limiter.tryAcquire}). */
   tryAcquire(permits: number = 1): number {
     this.#checkPermits(permits);
     const gate = this.#root();
@@ -204,6 +206,7 @@ export abstract class GatedLimiter implements Limiter {
     return gate.predict(this.#queue, permits, now);
   }
 
+  /** Runs `task` once permits are granted (see {@link Limiter.schedule}). */
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     requireFunction("task", task);
     const permits = options?.permits ?? 1;
@@ -218,6 +221,7 @@ export abstract class GatedLimiter implements Limiter {
     });
   }
 
+  /** Grants nothing for `ms` (see {@link Limiter.pause}). */
   pause(ms: number): void {
     nonNegativeFinite("ms", ms);
     if (ms === 0) return;
