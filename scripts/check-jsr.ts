@@ -15,7 +15,8 @@ import { deno } from "./lib/runtimes.ts";
 import { syncManifests } from "./sync-manifests.ts";
 
 const checks = new CheckList("jsr");
-const env = { ...process.env, NO_COLOR: "1" };
+// Read when each command starts: resolving Deno sets DENO_NO_UPDATE_CHECK (see lib/runtimes.ts).
+const env = () => ({ ...process.env, NO_COLOR: "1" });
 
 await checks.check("deno.json: name @sluice/sluice, version equal to package.json's, exports matching npm one-for-one", () => {
   const problems = [...syncManifests(false).jsr];
@@ -32,7 +33,7 @@ await checks.check("deno.json: name @sluice/sluice, version equal to package.jso
 await checks.check("deno publish --dry-run passes (type check, no slow types)", async () => {
   const { stdout, stderr } = await run(deno().path, ["publish", "--dry-run", "--allow-dirty"], {
     cwd: ROOT,
-    env,
+    env: env(),
     timeout: 120_000,
   });
   if (!/Dry run complete/.test(`${stdout}\n${stderr}`)) throw new Error(`unexpected output:\n${stdout}\n${stderr}`);
@@ -40,7 +41,7 @@ await checks.check("deno publish --dry-run passes (type check, no slow types)", 
 
 await checks.check("deno doc --lint is clean on every entry module", async () => {
   const modules = ENTRIES.map(jsrModule);
-  const { status, stdout, stderr } = await exec(deno().path, ["doc", "--lint", ...modules], { cwd: ROOT, env, timeout: 120_000 });
+  const { status, stdout, stderr } = await exec(deno().path, ["doc", "--lint", ...modules], { cwd: ROOT, env: env(), timeout: 120_000 });
   if (status !== 0) {
     // deno doc trips over @types/node's triple-slash references (found through package.json); those
     // warnings are noise about Node's types, not about ours, so they are left out of the report.

@@ -14,19 +14,20 @@ import { CheckList } from "./lib/results.ts";
 import { bun, deno, node24 } from "./lib/runtimes.ts";
 
 const checks = new CheckList("examples");
-const env = { ...process.env, NO_COLOR: "1" };
+// Read when each command starts: resolving Deno sets DENO_NO_UPDATE_CHECK (see lib/runtimes.ts).
+const env = () => ({ ...process.env, NO_COLOR: "1" });
 const expectDone = (stdout: string, what: RegExp) => {
   if (!what.test(stdout)) throw new Error(`the example did not finish as expected; it printed:\n${stdout}`);
   return stdout.trim().split("\n").at(-1);
 };
 
 await checks.check("examples/deno.ts type-checks (deno check)", async () => {
-  await run(deno().path, ["check", "--no-lock", "examples/deno.ts"], { cwd: ROOT, env, timeout: 60_000 });
+  await run(deno().path, ["check", "--no-lock", "examples/deno.ts"], { cwd: ROOT, env: env(), timeout: 60_000 });
 });
 await checks.check("examples/deno.ts runs on Deno", async () => {
   const { stdout } = await run(deno().path, ["run", "--no-lock", "--allow-net=127.0.0.1", "examples/deno.ts"], {
     cwd: ROOT,
-    env,
+    env: env(),
     timeout: 60_000,
   });
   return expectDone(stdout, /^done: 8 requests/m);
@@ -37,7 +38,7 @@ await checks.check("examples/bun.ts type-checks with Bun's types (tsc)", async (
   await run(node24().path, [tsc, "-p", "examples/tsconfig.bun.json"], { cwd: ROOT, timeout: 60_000 });
 });
 await checks.check("examples/bun.ts runs on Bun", async () => {
-  const { stdout } = await run(bun().path, ["run", "examples/bun.ts"], { cwd: ROOT, env, timeout: 60_000 });
+  const { stdout } = await run(bun().path, ["run", "examples/bun.ts"], { cwd: ROOT, env: env(), timeout: 60_000 });
   return expectDone(stdout, /^done: 6 requests/m);
 });
 checks.finish();

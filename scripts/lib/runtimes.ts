@@ -78,6 +78,8 @@ export function node20(): Runtime {
 }
 
 export function deno(): Runtime {
+  // Every Deno this process starts inherits this: no release check, so nothing leaves the machine.
+  process.env.DENO_NO_UPDATE_CHECK ??= "1";
   const candidates = [
     join(ROOT, "node_modules", "deno", "deno"),
     ...platformPackages("deno").map((dir) => join(dir, "deno")),
