@@ -93,7 +93,10 @@ export class ManualClock implements Clock {
   /** Pending timers, kept sorted by (at, id); only a few exist at once (one per limiter). */
   #timers: ManualTimer[] = [];
 
-  /** @param start the initial value of `now()` (default 0). */
+  /**
+   * A clock standing at `start`.
+   * @param start the initial value of `now()` (default 0).
+   */
   constructor(start = 0) {
     if (typeof start !== "number" || !Number.isFinite(start)) {
       throw new RangeError(`\`start\` must be a finite number, got ${String(start)}`);

@@ -18,6 +18,7 @@ const BRAND = Symbol.for("sluice.error");
  * ```
  */
 export class SluiceError extends Error {
+  /** The error's class name; each subclass sets its own literal. */
   override name = "SluiceError";
   /** @internal brand for cross-realm checks */
   readonly [BRAND] = true;
@@ -50,12 +51,19 @@ export function isSluiceError(error: unknown): error is SluiceError {
  * ```
  */
 export class MaxWaitExceededError extends SluiceError {
+  /** Always `"MaxWaitExceededError"`. */
   override name = "MaxWaitExceededError" as const;
   /** The predicted wait in ms: when the request could have been granted. */
   readonly retryAfter: number;
   /** The caller's limit that the wait exceeded, in ms. */
   readonly maxWait: number;
 
+  /**
+   * Creates the error; the limiter raises it, user code rarely needs to.
+   * @param retryAfter the predicted wait in ms
+   * @param maxWait the caller's limit in ms
+   * @param options standard error options (`cause`)
+   */
   constructor(retryAfter: number, maxWait: number, options?: ErrorOptions) {
     super(`predicted wait of ${Math.ceil(retryAfter)} ms exceeds maxWait of ${maxWait} ms`, options);
     this.retryAfter = retryAfter;
@@ -74,10 +82,16 @@ export class MaxWaitExceededError extends SluiceError {
  * ```
  */
 export class QueueFullError extends SluiceError {
+  /** Always `"QueueFullError"`. */
   override name = "QueueFullError" as const;
   /** The queue bound that was reached. */
   readonly maxQueue: number;
 
+  /**
+   * Creates the error; the limiter raises it, user code rarely needs to.
+   * @param maxQueue the queue bound that was reached
+   * @param options standard error options (`cause`)
+   */
   constructor(maxQueue: number, options?: ErrorOptions) {
     super(`limiter queue is full (maxQueue ${maxQueue})`, options);
     this.maxQueue = maxQueue;

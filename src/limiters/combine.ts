@@ -55,6 +55,11 @@ export class CombinedLimiter extends GatedLimiter {
   /** The limiters this combination was made of. */
   readonly members: readonly GatedLimiter[];
 
+  /**
+   * Combines `limiters` into one limiter whose requests count against all of them at once.
+   * @param limiters the members (at least one), sharing one clock
+   * @throws {RangeError | TypeError} when `limiters` or an option is invalid
+   */
   constructor(limiters: readonly GatedLimiter[], options?: CombinedLimiterOptions) {
     const members = checkMembers(limiters);
     const o = optionsObject("options", options);

@@ -96,6 +96,10 @@ export class FixedWindowPolicy implements Policy {
  * ```
  */
 export class FixedWindowLimiter extends GatedLimiter {
+  /**
+   * Creates the limiter; it starts empty (nothing granted, nothing queued).
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
+   */
   constructor(options: FixedWindowLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveInteger("limit", o.limit);

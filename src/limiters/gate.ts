@@ -257,7 +257,7 @@ export class Gate {
   /** Set when this gate was merged into another; follow it with {@link Gate.root}. */
   forward: Gate | null = null;
   /** Queues that have waiters. */
-  readonly active = new Set<WaitQueue>();
+  readonly active: Set<WaitQueue> = new Set();
   /** The epoch of the last scan: a policy with this `heldEpoch` is held by a waiter. */
   epoch = nextEpoch++;
   #lastNow = -Infinity;

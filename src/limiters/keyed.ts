@@ -68,6 +68,10 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
   /** Per policy: how many keys' limiters include it (shared ones are left out of the idle test). */
   readonly #policyKeys = new Map<Policy, number>();
 
+  /**
+   * Creates an empty map of keys; limiters are made on first use of each key.
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
+   */
   constructor(options: KeyedLimiterOptions<K, L>) {
     const o = optionsObject("options", options);
     this.#create = requireFunction("create", o.create as (key: K) => L);

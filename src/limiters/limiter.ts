@@ -143,6 +143,7 @@ export abstract class GatedLimiter implements Limiter {
   /** @internal */
   readonly [INTERNALS]: LimiterInternals;
 
+  /** Binds `policies` to a new gate; subclasses validate their own options first. */
   protected constructor(policies: readonly Policy[], options: BaseLimiterOptions) {
     const clock = resolveClock(options.clock);
     this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
@@ -174,6 +175,7 @@ export abstract class GatedLimiter implements Limiter {
     return this.#queue.size;
   }
 
+  /** Resolves when `permits` are granted (see {@link Limiter.acquire}). */
   acquire(permits: number = 1, options?: AcquireOptions): Promise<void> {
     return this.#acquire(permits, options, false);
   }
@@ -195,6 +197,7 @@ export abstract class GatedLimiter implements Limiter {
     return gate.enqueue(this.#queue, permits, now, signal, hold);
   }
 
+  /** Takes `permits` only if free now; else the wait in ms (see {@link Limiter.tryAcquire}). */
   tryAcquire(permits: number = 1): number {
     this.#checkPermits(permits);
     const gate = this.#root();
@@ -203,6 +206,7 @@ export abstract class GatedLimiter implements Limiter {
     return gate.predict(this.#queue, permits, now);
   }
 
+  /** Runs `task` once permits are granted (see {@link Limiter.schedule}). */
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     requireFunction("task", task);
     const permits = options?.permits ?? 1;
@@ -217,6 +221,7 @@ export abstract class GatedLimiter implements Limiter {
     });
   }
 
+  /** Grants nothing for `ms` (see {@link Limiter.pause}). */
   pause(ms: number): void {
     nonNegativeFinite("ms", ms);
     if (ms === 0) return;

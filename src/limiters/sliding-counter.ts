@@ -120,6 +120,10 @@ export class SlidingCounterPolicy implements Policy {
  * ```
  */
 export class SlidingCounterLimiter extends GatedLimiter {
+  /**
+   * Creates the limiter; it starts empty (nothing granted, nothing queued).
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
+   */
   constructor(options: SlidingCounterLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveInteger("limit", o.limit);

@@ -120,6 +120,10 @@ export class SmoothPolicy implements Policy {
  * ```
  */
 export class SmoothLimiter extends GatedLimiter {
+  /**
+   * Creates the limiter; it starts empty (nothing granted, nothing queued).
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
+   */
   constructor(options: SmoothLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveFinite("limit", o.limit);

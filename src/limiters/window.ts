@@ -204,6 +204,10 @@ export class WindowPolicy implements Policy {
  * ```
  */
 export class WindowLimiter extends GatedLimiter {
+  /**
+   * Creates the limiter; it starts empty (nothing granted, nothing queued).
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
+   */
   constructor(options: WindowLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveInteger("limit", o.limit);

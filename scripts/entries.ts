@@ -1,0 +1,59 @@
+/**
+ * The package's entry points, in one list. Everything that must agree about them is derived from it:
+ * the tsup build (`tsup.config.ts`), the `exports`/`main`/`types`/`typesVersions` fields of
+ * package.json and the `exports` of deno.json (`npm run sync:manifests` writes them; the package
+ * check fails when they drift), the packed-tarball smoke test, the size budget, `deno doc --lint`,
+ * and the web-standard API test.
+ *
+ * Adding an entry point is one line here, then `npm run sync:manifests`:
+ *
+ * ```ts
+ * { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis"] },
+ * ```
+ *
+ * @module
+ */
+
+/** One public entry point, published under the same subpath on npm and JSR. */
+export interface EntryPoint {
+  /** The subpath users import: `"."` is `sluice` / `jsr:@sluice/sluice`; `"./testing"` is `sluice/testing`. */
+  readonly subpath: "." | `./${string}`;
+  /** The TypeScript module that tsup builds for npm, and JSR publishes (unless `jsr` says otherwise). */
+  readonly source: `src/${string}.ts`;
+  /** The module deno.json exports for this subpath, when it differs from `source` (the root has `mod.ts`). */
+  readonly jsr?: `./${string}.ts`;
+  /**
+   * `"web"`: only web-standard APIs (a test enforces it), so it runs on Node, Deno, Bun and browsers.
+   * `"node"`: may import `node:` modules or Node-only libraries (an undici or Redis adapter).
+   */
+  readonly runtime: "web" | "node";
+  /** Libraries this entry adapts: they must be optional peer dependencies in package.json. */
+  readonly peers?: readonly string[];
+  /** Minified + gzipped budget in bytes for this entry with everything it imports (fails the size check). */
+  readonly sizeBudget?: number;
+}
+
+export const ENTRIES: readonly EntryPoint[] = [
+  // The main entry's budget leaves room for the throttled fetch that joins it; the limiter core
+  // alone has its own, tighter budget in scripts/check-size.ts.
+  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 12 * 1024 },
+  { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 1024 },
+  // Enable each line when its entry file lands (then `npm run sync:manifests`):
+  // { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"] },
+  // { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis"] },
+];
+
+/** The base name of an entry's built files in dist/: `"."` → `index`, `"./testing"` → `testing`. */
+export function distName(entry: EntryPoint): string {
+  return entry.subpath === "." ? "index" : entry.subpath.slice(2).replaceAll("/", "-");
+}
+
+/** The module deno.json exports for an entry. */
+export function jsrModule(entry: EntryPoint): string {
+  return entry.jsr ?? `./${entry.source}`;
+}
+
+/** The specifier a user writes to import an entry from the npm package. */
+export function npmSpecifier(packageName: string, entry: EntryPoint): string {
+  return entry.subpath === "." ? packageName : `${packageName}/${entry.subpath.slice(2)}`;
+}

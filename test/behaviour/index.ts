@@ -1,0 +1,15 @@
+/**
+ * The behavioural suite: importing this module registers every case. Add a case file here and every
+ * runtime runs it.
+ *
+ * @module
+ */
+import "./window.cases.ts";
+import "./smooth.cases.ts";
+import "./fixed-sliding.cases.ts";
+import "./combine.cases.ts";
+import "./waiting.cases.ts";
+import "./api.cases.ts";
+import "./fetch.cases.ts";
+
+export { cases, fullName, runCase, skipReason } from "./harness.ts";
