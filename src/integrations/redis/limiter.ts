@@ -129,6 +129,8 @@ export abstract class RedisLimiter implements Limiter {
   /** Local pause: waiters whose reserve was sent before `#pausedSince` and granted before `#pausedUntil` re-reserve. */
   #pausedSince = -Infinity;
   #pausedUntil = -Infinity;
+  /** Settles when the latest pause (and the cancels it caused) has been answered. */
+  #pauseSettled: Promise<unknown> = RESOLVED;
   /** Latest local time at which something is known to be granted (for the tryAcquire hint). */
   #hintAt = -Infinity;
 
@@ -159,6 +161,11 @@ export abstract class RedisLimiter implements Limiter {
   /** How many callers wait on this limiter in this process (reserving or holding a reservation). */
   get queued(): number {
     return this.#reserving + this.#heap.size;
+  }
+
+  /** How many reserve calls of this limiter await a reply. */
+  get inFlight(): number {
+    return this.#reserving;
   }
 
   /** True while a timer is armed (only while waiters hold reservations). */
@@ -278,17 +285,37 @@ export abstract class RedisLimiter implements Limiter {
       this.store.report("pause", new RedisCommandError("pause", (error as Error).message, { cause: error }));
       return;
     }
-    this.store.call("pause", this.#keys("pause"), args).catch((error) => this.store.report("pause", error));
-    // Waiters due before the pause ends give their slots back and queue again behind it, in order.
+    const paused = this.store.call("pause", this.#keys("pause"), args).catch((error) => this.store.report("pause", error));
+    // Waiters due before the pause ends give their slots back (newest first, so the freed suffix is
+    // reclaimed whole) and queue again behind the pause, in order. The new reserves wait for the pause
+    // and the cancels to be answered: a NOSCRIPT resend must not let them overtake.
     const due = this.#heap.items().filter((w) => w.grantAt < this.#pausedUntil);
     due.sort((a, b) => a.grantAt - b.grantAt || a.seq - b.seq);
+    const cancels: Promise<unknown>[] = [paused];
     for (let i = due.length - 1; i >= 0; i--) {
       const waiter = due[i]!;
       this.#heap.remove(waiter);
-      this.#cancel(waiter.id);
+      cancels.push(this.#cancel(waiter.id));
     }
-    for (const waiter of due) this.#reserve(waiter, Infinity);
     this.#arm();
+    this.#pauseSettled = Promise.allSettled(cancels);
+    this.#requeue(due, this.#pauseSettled);
+  }
+
+  /** Sends new reserves for `waiters`, in order, once `after` settles; they count as in flight meanwhile. */
+  #requeue(waiters: readonly Waiter[], after: Promise<unknown>): void {
+    for (const waiter of waiters) {
+      waiter.state = "reserving";
+      waiter.id = "";
+      this.#reserving++;
+    }
+    void after.then(() => {
+      for (const waiter of waiters) {
+        if (waiter.state !== "reserving" || waiter.id !== "") continue; // aborted meanwhile
+        this.#reserving--;
+        this.#reserve(waiter, Infinity);
+      }
+    });
   }
 
   /** @internal one reserve script call, bypassing the local queue (tests, benchmarks). */
@@ -360,8 +387,8 @@ export abstract class RedisLimiter implements Limiter {
         const grantAt = now + reply.delay / 1000;
         this.#hint(grantAt - now);
         if (grantAt < this.#pausedUntil && waiter.sentAt < this.#pausedSince) {
-          this.#cancel(id); // decided before the pause reached the server: queue again behind it
-          this.#reserve(waiter, Infinity);
+          // Decided before the pause reached the server: give it back and queue again behind the pause.
+          this.#requeue([waiter], Promise.allSettled([this.#pauseSettled, this.#cancel(id)]));
           return;
         }
         if (reply.delay === 0) {
@@ -437,19 +464,22 @@ export abstract class RedisLimiter implements Limiter {
       this.#heap.remove(waiter);
       this.#arm();
     }
-    this.#cancel(waiter.id);
+    if (waiter.id !== "") this.#cancel(waiter.id); // "" = between two reservations, the old one already cancelled
     this.#settle(waiter, false, abortReason(waiter.signal!));
   }
 
-  /** Gives a reservation back; best effort, failures go to `onError` (a tombstone-less cancel only wastes capacity). */
-  #cancel(id: string): void {
+  /**
+   * Gives a reservation back; best effort, failures go to `onError` (a lost cancel only wastes
+   * capacity, never lets more through). The promise always resolves.
+   */
+  #cancel(id: string): Promise<unknown> {
     let args: string[];
     try {
       args = this.#args(id, 0, Infinity);
     } catch {
-      return;
+      return RESOLVED;
     }
-    this.store.call("cancel", this.#keys(id), args).catch((error) => this.store.report("cancel", error));
+    return this.store.call("cancel", this.#keys(id), args).catch((error) => this.store.report("cancel", error));
   }
 
   #detach(waiter: Waiter): void {
