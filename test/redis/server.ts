@@ -4,7 +4,10 @@
  * out explicitly with SLUICE_SKIP_REDIS=1 — and then the skip is announced, never silent.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe } from "vitest";
 
 const BINARY = process.env.SLUICE_REDIS_SERVER ?? "redis-server";
@@ -62,12 +65,15 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-function launch(port: number): Promise<ChildProcess> {
+function launch(port: number, cluster: boolean): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
+    const extra = cluster
+      ? ["--cluster-enabled", "yes", "--cluster-config-file", `sluice-test-nodes-${port}.conf`]
+      : [];
     const child = spawn(
       BINARY,
       ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
-        "--loglevel", "notice", "--dir", "/tmp"],
+        "--loglevel", "notice", "--dir", tmpdir(), ...extra],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let output = "";
@@ -102,13 +108,17 @@ function waitExit(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   });
 }
 
-/** Starts a private redis-server; stop it in afterAll. */
-export async function startRedis(): Promise<RedisServer> {
+/**
+ * Starts a private redis-server; stop it in afterAll. With `cluster`, a one-node Redis Cluster that
+ * owns every slot (the caller assigns them): scripts then refuse keys of different slots (CROSSSLOT).
+ */
+export async function startRedis(options: { cluster?: boolean } = {}): Promise<RedisServer> {
+  const cluster = options.cluster === true;
   let lastError: unknown;
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort();
     try {
-      let child = await launch(port);
+      let child = await launch(port, cluster);
       const server: RedisServer = {
         port,
         get pid() {
@@ -117,9 +127,12 @@ export async function startRedis(): Promise<RedisServer> {
         url: `redis://127.0.0.1:${port}`,
         kill: () => waitExit(child, "SIGKILL"),
         restart: async () => {
-          child = await launch(port);
+          child = await launch(port, cluster);
         },
-        stop: () => waitExit(child, "SIGKILL"),
+        stop: async () => {
+          await waitExit(child, "SIGKILL");
+          if (cluster) rmSync(join(tmpdir(), `sluice-test-nodes-${port}.conf`), { force: true });
+        },
       };
       return server;
     } catch (error) {
