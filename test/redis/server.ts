@@ -68,7 +68,7 @@ export interface RedisServer {
 function launch(port: number, cluster: boolean): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const extra = cluster
-      ? ["--cluster-enabled", "yes", "--cluster-config-file", `sluice-test-nodes-${port}.conf`]
+      ? ["--cluster-enabled", "yes", "--cluster-config-file", `sluice-test-nodes-${port}.conf`, "--cluster-announce-ip", "127.0.0.1"]
       : [];
     const child = spawn(
       BINARY,
