@@ -38,7 +38,7 @@ const specArb: fc.Arbitrary<SpecInput> = fc.oneof(
   }),
   fc.record({
     kind: fc.constant("w" as const),
-    limit: fc.integer({ min: 1, max: 5 }),
+    limit: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.constant(12)),
     interval: fc.constantFrom(50, 100, 1000, 7, 86_400_000),
   }),
 );

@@ -20,9 +20,10 @@
  *   `l`/`lb` remember the last take so an immediate grant that timed out can be refunded).
  * - strict window (`…:w:<name>` zset + `…:w:<name>:m` hash): one member per RESERVATION
  *   (`<at>|<n>|<id>`), scored by the cumulative permit count, so the entry whose leaving makes room
- *   is found with one ZRANGEBYSCORE (O(log M)), and trimming is a binary search over ranks. Grants
- *   are FIFO (`at ≥` the newest entry), which keeps time order and count order the same. A cancel
- *   removes the entry and renumbers the later ones, so the window stays exact.
+ *   is found with one ZRANGEBYSCORE (O(log M)); trimming looks at the oldest few entries and falls back
+ *   to a binary search over ranks after a lull. Grants are FIFO (`at ≥` the newest entry), which
+ *   keeps time order and count order the same. A cancel removes the entry and renumbers the later
+ *   ones, so the window stays exact.
  * - reservation record (`…:r:<id>`): `"<at>|<n>"`, kept `grace` ms past `at` so a cancel sent after
  *   an ambiguous timeout still refunds; a cancel turns it into a tombstone `"x"` that a late or
  *   retried reserve honours, so nothing is ever refunded twice or taken after its cancel.
@@ -149,13 +150,20 @@ local function w_parse(m)
   return tonumber(t), tonumber(n)
 end
 local function w_trim(P, now)
-  local first = redis.call('ZRANGE', P.k1, 0, 0)
-  if #first == 0 then return end
-  if w_parse(first[1]) + P.iv > now then return end
+  -- steady state: a few entries leave per call, found among the first 8
+  local head = redis.call('ZRANGE', P.k1, 0, 7)
+  local gone = 0
+  for i = 1, #head do
+    if w_parse(head[i]) + P.iv <= now then gone = i else break end
+  end
+  if gone < #head or #head == 0 then
+    if gone > 0 then redis.call('ZREMRANGEBYRANK', P.k1, 0, gone - 1) end
+    return
+  end
   local last = redis.call('ZRANGE', P.k1, -1, -1)
   if w_parse(last[1]) + P.iv <= now then redis.call('DEL', P.k1); return end
-  -- binary search the first entry still inside the window: ranks [lo, hi]
-  local lo, hi = 1, redis.call('ZCARD', P.k1) - 1
+  -- after a lull: binary search the first entry still inside the window, ranks [lo, hi]
+  local lo, hi = #head, redis.call('ZCARD', P.k1) - 1
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
     local m = redis.call('ZRANGE', P.k1, mid, mid)
