@@ -7,6 +7,7 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, expect, test, vi } from "vitest";
 import {
   fromIoredis,
+  RedisCommandError,
   type RedisErrorEvent,
   RedisStore,
   type RedisStoreOptions,
@@ -124,6 +125,19 @@ describeRedis("faults", () => {
       expect(await admin.get(`${s.prefix}r:${(await admin.keys(`${s.prefix}r:*`))[0]!.split(":r:")[1]}`)).toBe("x");
     }, { timeout: 3000, interval: 20 });
     expect(await admin.zcard(`${s.prefix}w:w`)).toBe(0);
+  });
+
+  test("a misconfiguration (WRONGTYPE) is never failed open: RedisCommandError, whatever the policy", async () => {
+    const c = client();
+    await ready(c);
+    const s = store(c, { failure: "open" });
+    await admin.set(`${s.prefix}w:w`, "not a zset");
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 1, interval: 1000 });
+    const error = await limiter.acquire().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisCommandError);
+    expect((error as RedisCommandError).message).toMatch(/WRONGTYPE/);
+    expect(s.isDown()).toBe(false); // not an outage: the next call still goes to Redis
+    await expect(limiter.tryAcquireAsync()).rejects.toBeInstanceOf(RedisCommandError);
   });
 
   test("server killed and restarted on the same port: held reservations still grant; new calls follow the policy; service resumes", async () => {

@@ -117,6 +117,24 @@ describeRedis("reservations (Lua and reference, step by step)", () => {
     ]);
   });
 
+  test("smooth: nor does a middle cancel hand its state across such a barrier", async () => {
+    await play((store) => {
+      const s = new RedisSmoothLimiter({ store, key: "s", limit: 100, burst: 5 }); // T = 10 ms
+      const w = new RedisWindowLimiter({ store, key: "w", limit: 1, interval: 20 });
+      return { s, sw: combineRedis(s, w) };
+    }, [
+      [0, "reserve", "sw", "a", 0],
+      [0, "reserve", "sw", "b", 20],
+      [0, "reserve", "s", "c", 0], // the barrier: granted now, between b and d
+      [0, "reserve", "sw", "d", 40],
+      [1, "cancel", "sw", "b", "refunded"], // b is in the middle, with c's take after it
+      [1, "cancel", "sw", "d", "refunded"], // d is the newest: s returns to just before d (c kept)
+      [1, "reserve", "s", "e", 1],
+      [1, "reserve", "s", "f", 1],
+      [1, "reserve", "s", "g", 10],
+    ]);
+  });
+
   test("smooth: a pause holds even after a cancel restores an earlier state", async () => {
     await play((store) => ({ s: new RedisSmoothLimiter({ store, key: "s", limit: 10 }) }), [
       [0, "reserve", "s", "a", 0],

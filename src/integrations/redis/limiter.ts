@@ -371,10 +371,15 @@ export abstract class RedisLimiter implements Limiter {
       this.#settle(waiter, false, error);
       return;
     }
-    this.store.call("reserve", this.#keys(id), args).then(
-      (reply) => this.#onReply(waiter, id, reply),
-      (error: unknown) => this.#onFailure(waiter, id, error),
-    );
+    this.store.call("reserve", this.#keys(id), args)
+      .then((reply) => this.#onReply(waiter, id, reply), (error: unknown) => this.#onFailure(waiter, id, error))
+      .catch((error: unknown) => {
+        // Defensive: a waiter always settles, and nothing escapes as an unhandled rejection.
+        if (waiter.state === "done") return;
+        if (waiter.state === "reserving") this.#reserving--;
+        else this.#heap.remove(waiter);
+        this.#settle(waiter, false, error);
+      });
   }
 
   #onReply(waiter: Waiter, id: string, reply: Reply): void {
@@ -447,7 +452,11 @@ export abstract class RedisLimiter implements Limiter {
     if (failure === "open") return RESOLVED;
     if (failure === "closed") return Promise.reject(error);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-    return this.fallbackLimiter()!.acquire(permits, maxWait === Infinity ? { signal } : { signal, maxWait });
+    try {
+      return this.fallbackLimiter()!.acquire(permits, maxWait === Infinity ? { signal } : { signal, maxWait });
+    } catch (fallbackError) {
+      return Promise.reject(fallbackError); // e.g. more permits than the local share can ever grant
+    }
   }
 
   #tryUnavailable(permits: number, error: RedisUnavailableError): number {
