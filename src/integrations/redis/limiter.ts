@@ -251,7 +251,7 @@ export abstract class RedisLimiter implements Limiter {
         this.#hint(wait);
         return wait;
       } catch (error) {
-        if (error instanceof RedisCommandError || !(error instanceof RedisUnavailableError)) throw error;
+        if (!(error instanceof RedisUnavailableError)) throw error; // misconfiguration is never failed open
         this.store.report("reserve", error);
         return this.#tryUnavailable(permits, error);
       }

@@ -94,10 +94,13 @@ local function s_load(P, now)
     P.a = tonumber(h[1]); P.c = tonumber(h[2]); P.p = h[3] and tonumber(h[3]) or false
     P.s = tonumber(h[4]); P.bar = tonumber(h[5]); P.l = h[6] or ''; P.lb = h[7] or ''
     P.exists = true
+    P.qn = redis.call('ZCARD', P.k2)
   else
     P.a = now; P.c = -P.init; P.p = false; P.s = 0; P.bar = 0; P.l = ''; P.lb = ''
     P.exists = false
+    P.qn = 0
   end
+  P.bar0 = P.bar
 end
 local function s_earliest(P, n, now)
   local nf = s_next(P)
@@ -114,12 +117,12 @@ local function s_horizon(P, now)
   return h
 end
 local function s_save(P, now)
-  redis.call('HSET', P.k1, 'a', fint(P.a), 'c', fnum(P.c), 's', fint(P.s), 'bar', fint(P.bar),
-    'l', P.l, 'lb', P.lb)
+  redis.call('HSET', P.k1, 'a', fint(P.a), 'c', fnum(P.c), 's', fint(P.s), 'l', P.l, 'lb', P.lb)
+  if P.bar ~= P.bar0 or not P.exists then redis.call('HSET', P.k1, 'bar', fint(P.bar)) end
   if P.p then redis.call('HSET', P.k1, 'p', fint(P.p)) end
   local ms = ttl(s_horizon(P, now), MARGIN)
   redis.call('PEXPIRE', P.k1, ms)
-  if redis.call('EXISTS', P.k2) == 1 then redis.call('PEXPIRE', P.k2, ms) end
+  if P.qn > 0 then redis.call('PEXPIRE', P.k2, ms) end
 end
 local function s_restore(P, before)
   local a, c = string.match(before, '^(%-?%d+)|(.+)$')
@@ -128,6 +131,7 @@ local function s_restore(P, before)
 end
 -- drop settled reservations from the head of the undo log (granted more than GRACE ago)
 local function s_prune(P, now)
+  if P.qn == 0 then return end
   for _ = 1, 8 do
     local head = redis.call('ZRANGE', P.k2, 0, 15)
     if #head == 0 then return end
@@ -139,7 +143,7 @@ local function s_prune(P, now)
       redis.call('HDEL', P.k1, 'b:' .. head[i])
       gone = i
     end
-    if gone > 0 then redis.call('ZREMRANGEBYRANK', P.k2, 0, gone - 1) end
+    if gone > 0 then redis.call('ZREMRANGEBYRANK', P.k2, 0, gone - 1); P.qn = P.qn - gone end
     if gone < #head then return end
   end
 end
@@ -149,21 +153,26 @@ local function w_parse(m)
   local t, n = string.match(m, '^(%-?%d+)|(%d+)|')
   return tonumber(t), tonumber(n)
 end
+-- Drops the entries that left the window; remembers the first one left (P.fn, P.fc) when seen.
 local function w_trim(P, now)
-  -- steady state: a few entries leave per call, found among the first 8
-  local head = redis.call('ZRANGE', P.k1, 0, 7)
+  P.fc = false
+  -- steady state: a few entries leave per call, found among the oldest 4
+  local head = redis.call('ZRANGE', P.k1, 0, 3, 'WITHSCORES')
+  local count = #head / 2
   local gone = 0
-  for i = 1, #head do
-    if w_parse(head[i]) + P.iv <= now then gone = i else break end
+  for i = 1, count do
+    local t, n = w_parse(head[2 * i - 1])
+    if t + P.iv > now then P.fn = n; P.fc = tonumber(head[2 * i]); break end
+    gone = i
   end
-  if gone < #head or #head == 0 then
+  if gone < count or count == 0 then
     if gone > 0 then redis.call('ZREMRANGEBYRANK', P.k1, 0, gone - 1) end
     return
   end
   local last = redis.call('ZRANGE', P.k1, -1, -1)
   if w_parse(last[1]) + P.iv <= now then redis.call('DEL', P.k1); return end
   -- after a lull: binary search the first entry still inside the window, ranks [lo, hi]
-  local lo, hi = #head, redis.call('ZCARD', P.k1) - 1
+  local lo, hi = count, redis.call('ZCARD', P.k1) - 1
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
     local m = redis.call('ZRANGE', P.k1, mid, mid)
@@ -175,9 +184,8 @@ local function w_load(P, now)
   w_trim(P, now)
   local p = redis.call('HGET', P.k2, 'p')
   P.p = p and tonumber(p) or false
-  P.size = redis.call('ZCARD', P.k1)
-  if P.size > 0 then
-    local last = redis.call('ZRANGE', P.k1, -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', P.k1, -1, -1, 'WITHSCORES')
+  if #last > 0 then
     P.tlast = w_parse(last[1]); P.clast = tonumber(last[2])
   else
     P.tlast = false; P.clast = 0
@@ -186,17 +194,21 @@ end
 local function w_earliest(P, n, now)
   local e = now
   if P.p and P.p > e then e = P.p end
-  if P.size == 0 then return e end
+  if not P.tlast then return e end
   if P.tlast > e then e = P.tlast end
-  local first = redis.call('ZRANGE', P.k1, 0, 0, 'WITHSCORES')
-  local _, nf = w_parse(first[1])
-  local left = tonumber(first[2]) - nf
+  if not P.fc then
+    local first = redis.call('ZRANGE', P.k1, 0, 0, 'WITHSCORES')
+    local _, nf = w_parse(first[1])
+    P.fn = nf; P.fc = tonumber(first[2])
+  end
+  local left = P.fc - P.fn
   if P.clast - left + n <= P.lim then return e end
   local j = redis.call('ZRANGEBYSCORE', P.k1, fint(P.clast - P.lim + n), '+inf', 'LIMIT', 0, 1)
   local leaves = w_parse(j[1]) + P.iv
   if leaves > e then e = leaves end
   return e
 end
+-- the zset lives until its newest entry leaves the window
 local function w_ttl(P, now)
   local last = redis.call('ZRANGE', P.k1, -1, -1)
   if #last > 0 then redis.call('PEXPIRE', P.k1, ttl(w_parse(last[1]) + P.iv - now, MARGIN)) end
@@ -231,8 +243,8 @@ if delay > 0 then
   local cap = tonumber(ARGV[5])
   for _, P in ipairs(list) do
     if P.kind == 's' then
-      if redis.call('ZCARD', P.k2) >= cap then return {3, fint(delay), fint(at)} end
-    elseif P.size >= P.lim + cap then return {3, fint(delay), fint(at)} end
+      if P.qn >= cap then return {3, fint(delay), fint(at)} end
+    elseif P.tlast and redis.call('ZCARD', P.k1) >= P.lim + cap then return {3, fint(delay), fint(at)} end
   end
 end
 for _, P in ipairs(list) do
@@ -243,14 +255,15 @@ for _, P in ipairs(list) do
     if delay > 0 then
       redis.call('ZADD', P.k2, P.s, id)
       redis.call('HSET', P.k1, 'b:' .. id, fint(at) .. '|' .. before)
-    elseif redis.call('ZCARD', P.k2) > 0 then
+      P.qn = P.qn + 1
+    elseif P.qn > 0 then
       P.bar = P.s
     end
     P.l = id; P.lb = before
     s_save(P, now)
   else
-    redis.call('ZADD', P.k1, P.clast + n, fint(at) .. '|' .. n .. '|' .. id)
-    w_ttl(P, now)
+    redis.call('ZADD', P.k1, P.clast + n, fint(at) .. '|' .. fint(n) .. '|' .. id)
+    redis.call('PEXPIRE', P.k1, ttl(at + P.iv - now, MARGIN))
   end
 end
 redis.call('SET', KEYS[1], fint(at) .. '|' .. n, 'PX', ttl(delay, GRACE))
@@ -287,7 +300,7 @@ for _, P in ipairs(policies()) do
           local sg = string.match(sb, '^(%-?%d+)|')
           redis.call('HSET', P.k1, 'b:' .. nxt[1], sg .. '|' .. before)
         end
-        redis.call('ZREM', P.k2, id)
+        redis.call('ZREM', P.k2, id); P.qn = P.qn - 1
         redis.call('HDEL', P.k1, 'b:' .. id)
       elseif P.l == id and P.lb ~= '' then
         s_restore(P, P.lb)
@@ -296,7 +309,7 @@ for _, P in ipairs(policies()) do
       s_save(P, now)
     end
   else
-    local member = fint(g) .. '|' .. n .. '|' .. id
+    local member = fint(g) .. '|' .. fint(n) .. '|' .. id
     local sc = redis.call('ZSCORE', P.k1, member)
     if sc then
       local later = redis.call('ZRANGEBYSCORE', P.k1, '(' .. sc, '+inf')
