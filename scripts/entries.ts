@@ -40,7 +40,7 @@ export const ENTRIES: readonly EntryPoint[] = [
   { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 1024 },
   // Enable each line when its entry file lands (then `npm run sync:manifests`):
   // { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"] },
-  // { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis"] },
+  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"] },
 ];
 
 /** The base name of an entry's built files in dist/: `"."` → `index`, `"./testing"` → `testing`. */

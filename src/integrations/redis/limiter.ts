@@ -1,0 +1,553 @@
+/**
+ * The in-process half of a Redis limiter: a `Limiter` whose decisions are made by one script call
+ * and whose waiting happens here, with ONE timer per limiter.
+ *
+ * Flow of `acquire(n)`: a reservation id is generated, `reserve` is sent at once (calls go out in
+ * arrival order, so one connection keeps them FIFO on the server), and the reply's delay is turned
+ * into a local grant time `receipt + delay` — never earlier than the server's grant, since the reply
+ * left the server after it decided. Waiters sit in a heap ordered by (grant time, arrival); one timer
+ * is armed for the head and none when nothing waits. A waiter aborted before its grant is rejected at
+ * once and its reservation cancelled, so the permits go back to the whole fleet.
+ *
+ * When Redis is unavailable (timeout, connection, transient error) the failure policy decides:
+ * `closed` rejects with `RedisUnavailableError`, `open` grants, `local` hands the request to an
+ * in-process limiter holding a share of the rate. A reserve that timed out may still execute later;
+ * its cancel is sent right behind it and a tombstone voids it if it arrives after the cancel, so a
+ * timeout never leaks permits for long nor takes them twice. Waiters that already hold a reservation
+ * keep waiting through an outage — their grant time is already decided.
+ *
+ * @module
+ */
+import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../../clock.ts";
+import { MaxWaitExceededError, QueueFullError } from "../../errors.ts";
+import { abortReason } from "../../limiters/gate.ts";
+import type { AcquireOptions, GatedLimiter, Limiter, ScheduleOptions } from "../../limiters/limiter.ts";
+import {
+  describeValue,
+  nonNegativeFinite,
+  nonNegativeOrInfinity,
+  optionalSignal,
+  optionsObject,
+  requireFunction,
+} from "../../validate.ts";
+import { RedisCommandError, RedisUnavailableError } from "./errors.ts";
+import { type HeapItem, TimerHeap } from "./heap.ts";
+import { CODE } from "./scripts.ts";
+import type { FailurePolicy, Reply, RedisStore } from "./store.ts";
+
+/** One policy of a Redis limiter as the scripts see it. @internal */
+export interface PolicySpec {
+  /** `s` = smooth (future debt), `w` = strict rolling window. */
+  readonly kind: "s" | "w";
+  /** The user's key name (unique per kind within a store). */
+  readonly key: string;
+  readonly limit: number;
+  /** ms, as the user gave it. */
+  readonly interval: number;
+  /** µs, an integer. */
+  readonly intervalUs: number;
+  readonly burst: number;
+  readonly initial: number;
+}
+
+/** Options every Redis limiter accepts. */
+export interface RedisLimiterOptions {
+  /** Default `maxWait` of each call in ms; decided by the script, nothing is taken when exceeded. @default Infinity */
+  maxWait?: number;
+  /** Local waiters (reserving or waiting) allowed before `QueueFullError`. @default Infinity */
+  maxQueue?: number;
+  /** Overrides the store's failure policy for this limiter. @default the store's */
+  failure?: FailurePolicy;
+}
+
+let nextSeq = 0;
+
+type State = "reserving" | "waiting" | "done";
+
+class Waiter implements HeapItem {
+  readonly permits: number;
+  readonly seq = nextSeq++;
+  readonly maxWait: number;
+  readonly signal: AbortSignal | undefined;
+  state: State = "reserving";
+  id = "";
+  /** Local time the current reserve was sent. */
+  sentAt = 0;
+  grantAt = 0;
+  index = -1;
+  resolve: () => void = noop;
+  reject: (reason: unknown) => void = noop;
+  onAbort: (() => void) | undefined = undefined;
+
+  constructor(permits: number, maxWait: number, signal: AbortSignal | undefined) {
+    this.permits = permits;
+    this.maxWait = maxWait;
+    this.signal = signal;
+  }
+}
+
+function noop(): void {}
+
+/** A random reservation id (96 bits, hex): unique across the fleet without coordination. */
+function newId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  let id = "";
+  for (const b of bytes) id += b.toString(16).padStart(2, "0");
+  return id;
+}
+
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/**
+ * Base of the Redis limiters: a set of policy specs evaluated atomically by the scripts, and the
+ * local queue and timer. Create instances with {@link RedisSmoothLimiter}, {@link RedisWindowLimiter}
+ * or {@link combineRedis}.
+ *
+ * @example
+ * ```ts
+ * import { RedisWindowLimiter, RedisLimiter } from "sluice/redis";
+ * new RedisWindowLimiter({ store, key: "api", limit: 10, interval: 1000 }) instanceof RedisLimiter; // true
+ * ```
+ */
+export abstract class RedisLimiter implements Limiter {
+  /** The store (client, family, policies) this limiter uses. */
+  readonly store: RedisStore;
+  /** The policies every decision covers, in key order. @internal */
+  readonly specs: readonly PolicySpec[];
+  readonly #clock: Clock;
+  readonly #policyKeys: readonly string[];
+  readonly #specArgs: readonly string[];
+  readonly #maxWait: number;
+  readonly #maxQueue: number;
+  readonly #maxPermits: number;
+  readonly #failure: FailurePolicy;
+  readonly #locals = new Map<number, GatedLimiter>();
+  readonly #heap = new TimerHeap<Waiter>();
+  #reserving = 0;
+  #timer: TimerHandle | undefined = undefined;
+  #timerAt = Infinity;
+  /** Local pause: waiters whose reserve was sent before `#pausedSince` and granted before `#pausedUntil` re-reserve. */
+  #pausedSince = -Infinity;
+  #pausedUntil = -Infinity;
+  /** Settles when the latest pause (and the cancels it caused) has been answered. */
+  #pauseSettled: Promise<unknown> = RESOLVED;
+  /** Latest local time at which something is known to be granted (for the tryAcquire hint). */
+  #hintAt = -Infinity;
+
+  protected constructor(store: RedisStore, specs: readonly PolicySpec[], options: RedisLimiterOptions) {
+    this.store = store;
+    this.specs = specs;
+    this.#clock = store.clock;
+    const keys: string[] = [];
+    const args: string[] = [String(specs.length)];
+    for (const spec of specs) {
+      const base = `${store.prefix}${spec.kind}:${spec.key}`;
+      keys.push(base, spec.kind === "s" ? `${base}:q` : `${base}:m`);
+      args.push(spec.kind, String(spec.limit), String(spec.intervalUs), String(spec.burst), String(spec.initial));
+    }
+    this.#policyKeys = keys;
+    this.#specArgs = args;
+    this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
+    this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
+    this.#maxPermits = Math.min(...specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
+    this.#failure = options.failure ?? store.failure;
+  }
+
+  /** Every Redis key this limiter's decisions touch (besides per-reservation records). */
+  get keys(): readonly string[] {
+    return this.#policyKeys;
+  }
+
+  /** How many callers wait on this limiter in this process (reserving or holding a reservation). */
+  get queued(): number {
+    return this.#reserving + this.#heap.size;
+  }
+
+  /** How many reserve calls of this limiter await a reply. */
+  get inFlight(): number {
+    return this.#reserving;
+  }
+
+  /** True while a timer is armed (only while waiters hold reservations). */
+  get hasTimer(): boolean {
+    return this.#timer !== undefined;
+  }
+
+  /**
+   * The in-process limiter used while Redis is unavailable under a `local` failure policy (built on
+   * first use), or `undefined` for other policies. @internal
+   */
+  fallbackLimiter(): Limiter | undefined {
+    const failure = this.#failure;
+    if (typeof failure !== "object") return undefined;
+    if ("fallback" in failure) return failure.fallback;
+    return this.localFallback(failure.local);
+  }
+
+  /** The in-process equivalent holding `share` of every rate, built once per share. @internal */
+  localFallback(share: number): GatedLimiter {
+    let local = this.#locals.get(share);
+    if (local === undefined) this.#locals.set(share, (local = this.buildFallback(share)));
+    return local;
+  }
+
+  /** Builds the in-process equivalent holding `share` of every rate. @internal */
+  protected abstract buildFallback(share: number): GatedLimiter;
+
+  acquire(permits: number = 1, options?: AcquireOptions): Promise<void> {
+    this.#checkPermits(permits);
+    const opts = optionsObject("options", options);
+    const signal = optionalSignal("signal", opts.signal);
+    const maxWait = opts.maxWait === undefined ? this.#maxWait : nonNegativeOrInfinity("maxWait", opts.maxWait);
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    if (this.queued >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
+    if (this.store.isDown()) {
+      return this.#unavailable(permits, maxWait, signal, new RedisUnavailableError("reserve", "recent failure"));
+    }
+    const waiter = new Waiter(permits, maxWait, signal);
+    const promise = new Promise<void>((resolve, reject) => {
+      waiter.resolve = resolve;
+      waiter.reject = reject;
+    });
+    if (signal !== undefined) {
+      waiter.onAbort = () => this.#abort(waiter);
+      signal.addEventListener("abort", waiter.onAbort, { once: true });
+    }
+    this.#reserve(waiter);
+    return promise;
+  }
+
+  /**
+   * Redis decides asynchronously, so this synchronous form never takes anything: it returns a hint
+   * (≥ 1 ms) of when capacity may be free, from what this process last learned. Use
+   * {@link RedisLimiter.tryAcquireAsync} for an exact, atomic try.
+   */
+  tryAcquire(permits: number = 1): number {
+    this.#checkPermits(permits);
+    return Math.max(1, Math.ceil(this.#hintAt - this.#clock.now()));
+  }
+
+  /**
+   * Takes `permits` only if the whole fleet's budget allows it right now: resolves `0` (taken) or
+   * the ms until it could be granted (nothing taken). One script call; the failure policy applies
+   * when Redis is unavailable (`open` resolves 0, `local` asks the fallback's `tryAcquire`).
+   *
+   * @example
+   * ```ts
+   * const wait = await limiter.tryAcquireAsync();
+   * if (wait > 0) return respondBusy(wait);
+   * ```
+   */
+  async tryAcquireAsync(permits: number = 1): Promise<number> {
+    this.#checkPermits(permits);
+    if (!this.store.isDown()) {
+      try {
+        const id = newId();
+        const reply = await this.store.call("reserve", this.#keys(id), this.#args(id, permits, 0));
+        if (reply.code === CODE.ok || reply.code === CODE.replay) {
+          if (reply.delay === 0) return 0;
+        }
+        const wait = Math.max(1, Math.ceil(reply.delay / 1000));
+        this.#hint(wait);
+        return wait;
+      } catch (error) {
+        if (!(error instanceof RedisUnavailableError)) throw error; // misconfiguration is never failed open
+        this.store.report("reserve", error);
+        return this.#tryUnavailable(permits, error);
+      }
+    }
+    return this.#tryUnavailable(permits, new RedisUnavailableError("reserve", "recent failure"));
+  }
+
+  schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
+    requireFunction("task", task);
+    const permits = options?.permits ?? 1;
+    return this.acquire(permits, options).then(() => task());
+  }
+
+  /**
+   * Grants nothing on any of this limiter's keys for `ms`, across the whole fleet: new reservations
+   * from every process start after the pause. This process's queued waiters keep their order and
+   * are rescheduled after it at the limiter's rate; reservations other processes already hold keep
+   * their times.
+   */
+  pause(ms: number): void {
+    nonNegativeFinite("ms", ms);
+    if (ms === 0) return;
+    const now = this.#clock.now();
+    this.#pausedSince = now;
+    if (now + ms > this.#pausedUntil) this.#pausedUntil = now + ms;
+    this.#hint(ms);
+    let args: string[];
+    try {
+      args = this.#pauseArgs(ms);
+    } catch (error) {
+      this.store.report("pause", new RedisCommandError("pause", (error as Error).message, { cause: error }));
+      return;
+    }
+    const paused = this.store.call("pause", this.#keys("pause"), args).catch((error) => this.store.report("pause", error));
+    // Waiters due before the pause ends give their slots back (newest first, so the freed suffix is
+    // reclaimed whole) and queue again behind the pause, in order. The new reserves wait for the pause
+    // and the cancels to be answered: a NOSCRIPT resend must not let them overtake.
+    const due = this.#heap.items().filter((w) => w.grantAt < this.#pausedUntil);
+    due.sort((a, b) => a.grantAt - b.grantAt || a.seq - b.seq);
+    const cancels: Promise<unknown>[] = [paused];
+    for (let i = due.length - 1; i >= 0; i--) {
+      const waiter = due[i]!;
+      this.#heap.remove(waiter);
+      cancels.push(this.#cancel(waiter.id));
+    }
+    this.#arm();
+    this.#pauseSettled = Promise.allSettled(cancels);
+    this.#requeue(due, this.#pauseSettled);
+  }
+
+  /** Sends new reserves for `waiters`, in order, once `after` settles; they count as in flight meanwhile. */
+  #requeue(waiters: readonly Waiter[], after: Promise<unknown>): void {
+    for (const waiter of waiters) {
+      waiter.state = "reserving";
+      waiter.id = "";
+      this.#reserving++;
+    }
+    void after.then(() => {
+      for (const waiter of waiters) {
+        if (waiter.state !== "reserving" || waiter.id !== "") continue; // aborted meanwhile
+        this.#reserving--;
+        this.#reserve(waiter, Infinity);
+      }
+    });
+  }
+
+  /** @internal one reserve script call, bypassing the local queue (tests, benchmarks). */
+  reserveOnce(id: string, permits: number, maxWait: number = Infinity): Promise<Reply> {
+    return this.store.call("reserve", this.#keys(id), this.#args(id, permits, maxWait));
+  }
+
+  /** @internal one cancel script call (tests). */
+  cancelOnce(id: string): Promise<Reply> {
+    return this.store.call("cancel", this.#keys(id), this.#args(id, 0, Infinity));
+  }
+
+  /** @internal one pause script call (tests); `ms` may carry µs fractions. */
+  pauseOnce(ms: number): Promise<Reply> {
+    return this.store.call("pause", this.#keys("pause"), this.#pauseArgs(ms));
+  }
+
+  #pauseArgs(ms: number): string[] {
+    const store = this.store;
+    return [store.nowArg(), "", String(Math.round(ms * 1000)), "inf", "0", "0", String(store.keyTtlMargin), "0", ...this.#specArgs];
+  }
+
+  #keys(id: string): string[] {
+    return [this.store.recordKey(id), ...this.#policyKeys];
+  }
+
+  #args(id: string, permits: number, maxWait: number): string[] {
+    const store = this.store;
+    return [
+      store.nowArg(),
+      id,
+      String(permits),
+      maxWait === Infinity ? "inf" : String(Math.floor(maxWait * 1000)),
+      String(store.maxPending),
+      String(store.cancelGrace),
+      String(store.keyTtlMargin),
+      String(store.tombstoneTtl),
+      ...this.#specArgs,
+    ];
+  }
+
+  #reserve(waiter: Waiter, maxWait: number = waiter.maxWait): void {
+    const id = newId();
+    waiter.id = id;
+    waiter.state = "reserving";
+    waiter.sentAt = this.#clock.now();
+    this.#reserving++;
+    let args: string[];
+    try {
+      args = this.#args(id, waiter.permits, maxWait);
+    } catch (error) {
+      this.#reserving--;
+      this.#settle(waiter, false, error);
+      return;
+    }
+    this.store.call("reserve", this.#keys(id), args)
+      .then((reply) => this.#onReply(waiter, id, reply), (error: unknown) => this.#onFailure(waiter, id, error))
+      .catch((error: unknown) => {
+        // Defensive: a waiter always settles, and nothing escapes as an unhandled rejection.
+        if (waiter.state === "done") return;
+        if (waiter.state === "reserving") this.#reserving--;
+        else this.#heap.remove(waiter);
+        this.#settle(waiter, false, error);
+      });
+  }
+
+  #onReply(waiter: Waiter, id: string, reply: Reply): void {
+    if (waiter.id !== id || waiter.state !== "reserving") return; // aborted: its cancel is already on its way
+    this.#reserving--;
+    const now = this.#clock.now();
+    switch (reply.code) {
+      case CODE.ok:
+      case CODE.replay: {
+        const grantAt = now + reply.delay / 1000;
+        this.#hint(grantAt - now);
+        if (grantAt < this.#pausedUntil && waiter.sentAt < this.#pausedSince) {
+          // Decided before the pause reached the server: give it back and queue again behind the pause.
+          this.#requeue([waiter], Promise.allSettled([this.#pauseSettled, this.#cancel(id)]));
+          return;
+        }
+        if (reply.delay === 0) {
+          this.#settle(waiter, true);
+          return;
+        }
+        waiter.state = "waiting";
+        waiter.grantAt = grantAt;
+        this.#heap.push(waiter);
+        this.#arm();
+        return;
+      }
+      case CODE.wait:
+        this.#hint(reply.delay / 1000);
+        this.#settle(waiter, false, new MaxWaitExceededError(reply.delay / 1000, waiter.maxWait));
+        return;
+      case CODE.full:
+        this.#settle(waiter, false, new QueueFullError(this.store.maxPending));
+        return;
+      default:
+        this.#settle(
+          waiter,
+          false,
+          new RedisCommandError("reserve", `reservation ${id} was cancelled before it reached the server`),
+        );
+    }
+  }
+
+  #onFailure(waiter: Waiter, id: string, error: unknown): void {
+    if (error instanceof RedisUnavailableError) this.#cancel(id); // it may still execute: void it
+    if (waiter.id !== id || waiter.state !== "reserving") {
+      if (error instanceof RedisUnavailableError || error instanceof RedisCommandError) {
+        this.store.report("reserve", error);
+      }
+      return;
+    }
+    this.#reserving--;
+    if (!(error instanceof RedisUnavailableError)) {
+      this.#settle(waiter, false, error);
+      return;
+    }
+    this.store.report("reserve", error);
+    waiter.state = "done";
+    this.#detach(waiter);
+    this.#unavailable(waiter.permits, waiter.maxWait, waiter.signal, error).then(waiter.resolve, waiter.reject);
+  }
+
+  /** The failure policy for one acquire. */
+  #unavailable(
+    permits: number,
+    maxWait: number,
+    signal: AbortSignal | undefined,
+    error: RedisUnavailableError,
+  ): Promise<void> {
+    const failure = this.#failure;
+    if (failure === "open") return RESOLVED;
+    if (failure === "closed") return Promise.reject(error);
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    try {
+      return this.fallbackLimiter()!.acquire(permits, maxWait === Infinity ? { signal } : { signal, maxWait });
+    } catch (fallbackError) {
+      return Promise.reject(fallbackError); // e.g. more permits than the local share can ever grant
+    }
+  }
+
+  #tryUnavailable(permits: number, error: RedisUnavailableError): number {
+    const failure = this.#failure;
+    if (failure === "open") return 0;
+    if (failure === "closed") throw error;
+    return this.fallbackLimiter()!.tryAcquire(permits);
+  }
+
+  #abort(waiter: Waiter): void {
+    if (waiter.state === "done") return;
+    if (waiter.state === "reserving") this.#reserving--;
+    else {
+      this.#heap.remove(waiter);
+      this.#arm();
+    }
+    if (waiter.id !== "") this.#cancel(waiter.id); // "" = between two reservations, the old one already cancelled
+    this.#settle(waiter, false, abortReason(waiter.signal!));
+  }
+
+  /**
+   * Gives a reservation back; best effort, failures go to `onError` (a lost cancel only wastes
+   * capacity, never lets more through). The promise always resolves.
+   */
+  #cancel(id: string): Promise<unknown> {
+    let args: string[];
+    try {
+      args = this.#args(id, 0, Infinity);
+    } catch {
+      return RESOLVED;
+    }
+    return this.store.call("cancel", this.#keys(id), args).catch((error) => this.store.report("cancel", error));
+  }
+
+  #detach(waiter: Waiter): void {
+    if (waiter.onAbort !== undefined) {
+      waiter.signal!.removeEventListener("abort", waiter.onAbort);
+      waiter.onAbort = undefined;
+    }
+  }
+
+  #settle(waiter: Waiter, granted: boolean, reason?: unknown): void {
+    waiter.state = "done";
+    this.#detach(waiter);
+    if (granted) waiter.resolve();
+    else waiter.reject(reason);
+  }
+
+  #hint(ms: number): void {
+    const at = this.#clock.now() + ms;
+    if (at > this.#hintAt) this.#hintAt = at;
+  }
+
+  #arm(): void {
+    const head = this.#heap.peek();
+    const at = head === undefined ? Infinity : head.grantAt;
+    if (at === this.#timerAt && this.#timer !== undefined) return;
+    if (this.#timer !== undefined) {
+      this.#clock.clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    this.#timerAt = at;
+    if (at === Infinity) return;
+    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(at - this.#clock.now())));
+    this.#timer = this.#clock.setTimeout(this.#onTimer, delay);
+  }
+
+  readonly #onTimer = (): void => {
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    const now = this.#clock.now();
+    let granted: Waiter[] | undefined;
+    for (let head = this.#heap.peek(); head !== undefined && head.grantAt <= now; head = this.#heap.peek()) {
+      this.#heap.pop();
+      (granted ??= []).push(head);
+    }
+    this.#arm();
+    if (granted !== undefined) for (const waiter of granted) this.#settle(waiter, true);
+  };
+
+  #checkPermits(permits: unknown): asserts permits is number {
+    if (typeof permits !== "number") {
+      throw new TypeError(`\`permits\` must be a number, got ${describeValue(permits)}`);
+    }
+    if (!Number.isSafeInteger(permits) || permits <= 0) {
+      throw new RangeError(`\`permits\` must be a positive integer, got ${describeValue(permits)}`);
+    }
+    if (permits > this.#maxPermits) {
+      throw new RangeError(
+        `\`permits\` must be at most ${this.#maxPermits} for this limiter (it can never grant more), got ${permits}`,
+      );
+    }
+  }
+}

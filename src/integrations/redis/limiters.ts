@@ -1,0 +1,214 @@
+/**
+ * The Redis-backed limiters: the same algorithms as `SmoothLimiter` and `WindowLimiter`, with their
+ * state in Redis so a whole fleet shares one budget, and `combineRedis` to take from several of
+ * them atomically. Limits travel with every call (changing a limit is a deploy, not a migration).
+ *
+ * @module
+ */
+import { LIMITER_DEFAULTS } from "../../limiters/defaults.ts";
+import { combine } from "../../limiters/combine.ts";
+import type { GatedLimiter } from "../../limiters/limiter.ts";
+import { SmoothLimiter } from "../../limiters/smooth.ts";
+import { WindowLimiter } from "../../limiters/window.ts";
+import { describeValue, nonNegativeFinite, optionsObject, positiveFinite, positiveInteger } from "../../validate.ts";
+import { type PolicySpec, RedisLimiter, type RedisLimiterOptions } from "./limiter.ts";
+import { checkName, RedisStore } from "./store.ts";
+
+function checkStore(value: unknown): RedisStore {
+  if (!(value instanceof RedisStore)) throw new TypeError(`\`store\` must be a RedisStore, got ${describeValue(value)}`);
+  return value;
+}
+
+function intervalUs(interval: number): number {
+  const us = Math.round(interval * 1000);
+  if (us < 1) throw new RangeError(`\`interval\` must be at least 0.001 ms, got ${interval}`);
+  return us;
+}
+
+/**
+ * Options of {@link RedisSmoothLimiter}: those of `SmoothLimiter`, plus the store and key.
+ *
+ * @example
+ * ```ts
+ * const options: RedisSmoothLimiterOptions = { store, key: "search", limit: 30, interval: 60_000, burst: 5 };
+ * ```
+ */
+export interface RedisSmoothLimiterOptions extends RedisLimiterOptions {
+  /** The store: Redis client, family name, failure policy. */
+  store: RedisStore;
+  /** The limiter's name within the store's family; processes using the same key share one budget. */
+  key: string;
+  /** Permits per `interval` (may be fractional). */
+  limit: number;
+  /** The interval in ms. @default 1000 */
+  interval?: number;
+  /** Permits stored from idle time. @default 0 */
+  burst?: number;
+  /** Stored permits when the key is new (or has expired at rest). @default burst */
+  initialPermits?: number;
+}
+
+/**
+ * `SmoothLimiter` across processes: `limit` permits per `interval` spaced evenly, with future debt
+ * (a large request goes at once when no debt is pending; the callers after it pay), the state held
+ * in Redis so every process sharing `key` shares the pace.
+ *
+ * @example
+ * ```ts
+ * import { RedisSmoothLimiter } from "sluice/redis";
+ *
+ * const limiter = new RedisSmoothLimiter({ store, key: "api", limit: 10, interval: 1000 });
+ * await limiter.schedule(() => fetch("https://api.example.com/items"));
+ * ```
+ */
+export class RedisSmoothLimiter extends RedisLimiter {
+  constructor(options: RedisSmoothLimiterOptions) {
+    const o = optionsObject("options", options);
+    const store = checkStore(o.store);
+    const key = checkName("key", o.key);
+    const limit = positiveFinite("limit", o.limit);
+    const interval = positiveFinite("interval", o.interval ?? LIMITER_DEFAULTS.interval);
+    const burst = nonNegativeFinite("burst", o.burst ?? LIMITER_DEFAULTS.burst);
+    const initial = nonNegativeFinite("initialPermits", o.initialPermits ?? burst);
+    if (initial > burst) throw new RangeError(`\`initialPermits\` must be at most \`burst\` (${burst}), got ${initial}`);
+    const spec: PolicySpec = { kind: "s", key, limit, interval, intervalUs: intervalUs(interval), burst, initial };
+    super(store, [spec], o);
+  }
+
+  protected buildFallback(share: number): GatedLimiter {
+    const s = this.specs[0]!;
+    return new SmoothLimiter({
+      limit: s.limit * share,
+      interval: s.interval,
+      burst: s.burst * share,
+      initialPermits: s.initial * share,
+      clock: this.store.clock,
+    });
+  }
+}
+
+/**
+ * Options of {@link RedisWindowLimiter}: those of `WindowLimiter`, plus the store and key.
+ *
+ * @example
+ * ```ts
+ * const options: RedisWindowLimiterOptions = { store, key: "core", limit: 5000, interval: 3_600_000 };
+ * ```
+ */
+export interface RedisWindowLimiterOptions extends RedisLimiterOptions {
+  /** The store: Redis client, family name, failure policy. */
+  store: RedisStore;
+  /** The limiter's name within the store's family; processes using the same key share one budget. */
+  key: string;
+  /** The most permits granted in any window of `interval` ms, fleet-wide. */
+  limit: number;
+  /** The window length in ms. */
+  interval: number;
+}
+
+/**
+ * `WindowLimiter` across processes: never more than `limit` permits granted in ANY window of
+ * `interval` ms by all processes sharing `key` together. Grants are first come, first served across
+ * the fleet; Redis stores one entry per reservation (not per permit).
+ *
+ * @example
+ * ```ts
+ * import { RedisWindowLimiter } from "sluice/redis";
+ *
+ * const limiter = new RedisWindowLimiter({ store, key: "core", limit: 5000, interval: 3_600_000 });
+ * await limiter.acquire(); // counts against the fleet's 5000 per rolling hour
+ * ```
+ */
+export class RedisWindowLimiter extends RedisLimiter {
+  constructor(options: RedisWindowLimiterOptions) {
+    const o = optionsObject("options", options);
+    const store = checkStore(o.store);
+    const key = checkName("key", o.key);
+    const limit = positiveInteger("limit", o.limit);
+    const interval = positiveFinite("interval", o.interval);
+    const spec: PolicySpec = { kind: "w", key, limit, interval, intervalUs: intervalUs(interval), burst: 0, initial: 0 };
+    super(store, [spec], o);
+  }
+
+  protected buildFallback(share: number): GatedLimiter {
+    const s = this.specs[0]!;
+    // At least one permit per window, or the fallback could never grant anything.
+    return new WindowLimiter({ limit: Math.max(1, Math.floor(s.limit * share)), interval: s.interval, clock: this.store.clock });
+  }
+}
+
+/**
+ * Options of a {@link RedisCombinedLimiter}.
+ *
+ * @example
+ * ```ts
+ * new RedisCombinedLimiter([overall, search], { maxQueue: 1000 });
+ * ```
+ */
+export type RedisCombinedLimiterOptions = RedisLimiterOptions;
+
+/**
+ * A Redis limiter that grants a request only when every member grants it: one script computes the
+ * grant time on every key and takes on all of them at that instant, or takes nothing.
+ *
+ * @example
+ * ```ts
+ * import { RedisCombinedLimiter } from "sluice/redis";
+ * const search = new RedisCombinedLimiter([overall, searchOnly], { maxQueue: 500 });
+ * ```
+ */
+export class RedisCombinedLimiter extends RedisLimiter {
+  /** The limiters this combination was made of. */
+  readonly members: readonly RedisLimiter[];
+
+  constructor(limiters: readonly RedisLimiter[], options?: RedisCombinedLimiterOptions) {
+    if (!Array.isArray(limiters) || limiters.length === 0) {
+      throw new RangeError(`\`limiters\` must list at least one Redis limiter, got ${describeValue(limiters)}`);
+    }
+    limiters.forEach((limiter, i) => {
+      if (!(limiter instanceof RedisLimiter)) {
+        throw new TypeError(`\`limiters[${i}]\` must be a Redis limiter, got ${describeValue(limiter)}`);
+      }
+    });
+    const store = limiters[0]!.store;
+    // One store = one hash tag: a combination across stores could span Cluster slots, so refuse it.
+    if (limiters.some((l) => l.store !== store)) {
+      throw new TypeError("`combineRedis` needs limiters of one RedisStore (one hash tag, one Cluster slot)");
+    }
+    const specs = new Map<string, PolicySpec>();
+    for (const spec of limiters.flatMap((l) => l.specs)) {
+      const id = `${spec.kind}:${spec.key}`;
+      const seen = specs.get(id);
+      if (seen === undefined) specs.set(id, spec);
+      else if (seen.limit !== spec.limit || seen.intervalUs !== spec.intervalUs || seen.burst !== spec.burst ||
+        seen.initial !== spec.initial) {
+        throw new TypeError(`\`combineRedis\` got two different limits for the key ${describeValue(spec.key)}`);
+      }
+    }
+    super(store, [...specs.values()], optionsObject("options", options));
+    this.members = limiters;
+  }
+
+  protected buildFallback(share: number): GatedLimiter {
+    // Members' local limiters are shared, so an overall limit stays one budget across channels offline too.
+    return combine(...this.members.map((m) => m.localFallback(share)));
+  }
+}
+
+/**
+ * Combines Redis limiters of one store: the result grants a request only when ALL of them grant it,
+ * taking from all at the same instant in one script — a refused combination writes nothing. Use it
+ * for an overall limit plus per-endpoint limits shared by a whole fleet.
+ *
+ * @example
+ * ```ts
+ * import { combineRedis, RedisWindowLimiter } from "sluice/redis";
+ *
+ * const overall = new RedisWindowLimiter({ store, key: "overall", limit: 5000, interval: 3_600_000 });
+ * const search = combineRedis(overall, new RedisWindowLimiter({ store, key: "search", limit: 30, interval: 60_000 }));
+ * await search.acquire(); // one atomic decision over both keys
+ * ```
+ */
+export function combineRedis(...limiters: RedisLimiter[]): RedisCombinedLimiter {
+  return new RedisCombinedLimiter(limiters);
+}

@@ -1,0 +1,401 @@
+/**
+ * The Lua side of the Redis limiters: one script per operation (`reserve`, `cancel`, `pause`), each
+ * running over ALL keys of a combination at once, atomically.
+ *
+ * Design note. A reservation asks every policy of the combination for its earliest grant time,
+ * takes `at = max(earliest_i)` (rounded up to a whole microsecond), and either refuses — writing
+ * nothing at all — or takes on every key at that same `at`. The reply is the DELAY `at − now`, so
+ * the client clocks never matter. All times are integer microseconds (exact in a Lua double up to
+ * 2⁵³ µs, about 285 years of epoch time); fractional quantities (the smooth limiter's permit count,
+ * which holds `−burst`) are stored with `%.17g`, which round-trips a double exactly.
+ *
+ * State per policy key (every key carries a TTL derived from its state, plus `margin`):
+ * - smooth (`…:s:<name>` hash + `…:s:<name>:q` zset): the in-memory `SmoothPolicy` as
+ *   `a` (anchor µs), `c` (permits since the anchor), `p` (paused until), plus an undo log so a
+ *   cancelled reservation gives its slot back. Grants are future debt: a later reservation is placed
+ *   after the slots already handed out, so only a cancelled suffix can be reclaimed exactly
+ *   (`q` orders pending reservations by a sequence number, `b:<id>` holds the state before each;
+ *   a cancelled middle reservation hands its before-state to its successor; `bar` marks an
+ *   immediate grant that interleaved with pending ones, behind which nothing is restored;
+ *   `l`/`lb` remember the last take so an immediate grant that timed out can be refunded).
+ * - strict window (`…:w:<name>` zset + `…:w:<name>:m` hash): one member per RESERVATION
+ *   (`<at>|<n>|<id>`), scored by the cumulative permit count, so the entry whose leaving makes room
+ *   is found with one ZRANGEBYSCORE (O(log M)); trimming looks at the oldest few entries and falls back
+ *   to a binary search over ranks after a lull. Grants are FIFO (`at ≥` the newest entry), which
+ *   keeps time order and count order the same. A cancel removes the entry and renumbers the later
+ *   ones, so the window stays exact.
+ * - reservation record (`…:r:<id>`): `"<at>|<n>"`, kept `grace` ms past `at` so a cancel sent after
+ *   an ambiguous timeout still refunds; a cancel turns it into a tombstone `"x"` that a late or
+ *   retried reserve honours, so nothing is ever refunded twice or taken after its cancel.
+ *
+ * Loops are bounded by O(log M) probes, never by the number of entries, so a script never holds the
+ * server for long (Redis answers BUSY to everyone while a script runs).
+ *
+ * @module
+ */
+
+/** Reply codes of the scripts (first element of the reply array). */
+export const CODE = Object.freeze({
+  /** reserve: granted; delay and grant time follow. cancel: refunded. */
+  ok: 1,
+  /** reserve: the wait would exceed maxWait; nothing written; the predicted delay follows. */
+  wait: 2,
+  /** reserve: a key already holds `maxPending` outstanding reservations; nothing written. */
+  full: 3,
+  /** reserve: this id was cancelled before it arrived (tombstone); nothing written. */
+  cancelled: 4,
+  /** reserve: this id was already granted (a resent command); the original delay follows. */
+  replay: 5,
+  /** cancel: nothing to refund (unknown id, already cancelled, or state gone). */
+  none: 0,
+});
+
+/**
+ * Shared Lua: argument parsing, number formatting, and the two policies. ARGV layout for every
+ * operation: [1] now µs ('' = use TIME), [2] id, [3] n or duration, [4] maxWait µs ('inf' = none),
+ * [5] maxPending, [6] grace ms, [7] margin ms, [8] tombstone ms, [9] policy count, then 5 slots per
+ * policy: kind ('s'|'w'), limit, interval µs, burst, initial. KEYS: [1] record, then 2 per policy.
+ */
+const PRELUDE = `
+local function now_us()
+  if ARGV[1] ~= '' then return tonumber(ARGV[1]) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local function fint(x) return string.format('%d', x) end
+local function fnum(x) return string.format('%.17g', x) end
+local function ttl(horizon, margin)
+  local ms = math.ceil(horizon / 1000)
+  if ms < 0 then ms = 0 end
+  return ms + margin
+end
+local MARGIN = tonumber(ARGV[7])
+local GRACE = tonumber(ARGV[6])
+
+local function policies()
+  local list = {}
+  local count = tonumber(ARGV[9])
+  for i = 1, count do
+    local b = 9 + (i - 1) * 5
+    list[i] = { kind = ARGV[b + 1], lim = tonumber(ARGV[b + 2]), iv = tonumber(ARGV[b + 3]),
+      burst = tonumber(ARGV[b + 4]), init = tonumber(ARGV[b + 5]), k1 = KEYS[2 * i], k2 = KEYS[2 * i + 1] }
+  end
+  return list
+end
+
+-- smooth (SmoothPolicy, same arithmetic in the same order) ----------------------------------
+local function s_next(P) return P.a + (P.c * P.iv) / P.lim end
+local function s_pause(P, untilt)
+  if s_next(P) < untilt then P.a = untilt; P.c = 0 end
+end
+local function s_load(P, now)
+  local h = redis.call('HMGET', P.k1, 'a', 'c', 'p', 's', 'bar', 'l', 'lb')
+  if h[1] then
+    P.a = tonumber(h[1]); P.c = tonumber(h[2]); P.p = h[3] and tonumber(h[3]) or false
+    P.s = tonumber(h[4]); P.bar = tonumber(h[5]); P.l = h[6] or ''; P.lb = h[7] or ''
+    P.exists = true
+    P.qn = redis.call('ZCARD', P.k2)
+  else
+    P.a = now; P.c = -P.init; P.p = false; P.s = 0; P.bar = 0; P.l = ''; P.lb = ''
+    P.exists = false
+    P.qn = 0
+  end
+  P.bar0 = P.bar
+end
+local function s_earliest(P, n, now)
+  local nf = s_next(P)
+  if nf > now then return nf end
+  return now
+end
+local function s_take(P, n, at)
+  if s_next(P) < at - (P.burst * P.iv) / P.lim then P.a = at; P.c = -P.burst end
+  P.c = P.c + n
+end
+local function s_horizon(P, now)
+  local h = s_next(P) + (P.init * P.iv) / P.lim - now
+  if P.p and P.p - now > h then h = P.p - now end
+  return h
+end
+local function s_save(P, now)
+  redis.call('HSET', P.k1, 'a', fint(P.a), 'c', fnum(P.c), 's', fint(P.s), 'l', P.l, 'lb', P.lb)
+  if P.bar ~= P.bar0 or not P.exists then redis.call('HSET', P.k1, 'bar', fint(P.bar)) end
+  if P.p then redis.call('HSET', P.k1, 'p', fint(P.p)) end
+  local ms = ttl(s_horizon(P, now), MARGIN)
+  redis.call('PEXPIRE', P.k1, ms)
+  if P.qn > 0 then redis.call('PEXPIRE', P.k2, ms) end
+end
+local function s_restore(P, before)
+  local a, c = string.match(before, '^(%-?%d+)|(.+)$')
+  P.a = tonumber(a); P.c = tonumber(c)
+  if P.p then s_pause(P, P.p) end
+end
+-- drop settled reservations from the head of the undo log (granted more than GRACE ago)
+local function s_prune(P, now)
+  if P.qn == 0 then return end
+  for _ = 1, 8 do
+    local head = redis.call('ZRANGE', P.k2, 0, 15)
+    if #head == 0 then return end
+    local gone = 0
+    for i = 1, #head do
+      local b = redis.call('HGET', P.k1, 'b:' .. head[i])
+      local g = b and tonumber(string.match(b, '^(%-?%d+)|')) or nil
+      if g and g + GRACE * 1000 > now then break end
+      redis.call('HDEL', P.k1, 'b:' .. head[i])
+      gone = i
+    end
+    if gone > 0 then redis.call('ZREMRANGEBYRANK', P.k2, 0, gone - 1); P.qn = P.qn - gone end
+    if gone < #head then return end
+  end
+end
+
+-- strict window (WindowPolicy over a zset of reservations) ----------------------------------
+local function w_parse(m)
+  local t, n = string.match(m, '^(%-?%d+)|(%d+)|')
+  return tonumber(t), tonumber(n)
+end
+-- Drops the entries that left the window; remembers the first one left (P.fn, P.fc) when seen.
+local function w_trim(P, now)
+  P.fc = false
+  -- steady state: a few entries leave per call, found among the oldest 4
+  local head = redis.call('ZRANGE', P.k1, 0, 3, 'WITHSCORES')
+  local count = #head / 2
+  local gone = 0
+  for i = 1, count do
+    local t, n = w_parse(head[2 * i - 1])
+    if t + P.iv > now then P.fn = n; P.fc = tonumber(head[2 * i]); break end
+    gone = i
+  end
+  if gone < count or count == 0 then
+    if gone > 0 then redis.call('ZREMRANGEBYRANK', P.k1, 0, gone - 1) end
+    return
+  end
+  local last = redis.call('ZRANGE', P.k1, -1, -1)
+  if w_parse(last[1]) + P.iv <= now then redis.call('DEL', P.k1); return end
+  -- after a lull: binary search the first entry still inside the window, ranks [lo, hi]
+  local lo, hi = count, redis.call('ZCARD', P.k1) - 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m = redis.call('ZRANGE', P.k1, mid, mid)
+    if w_parse(m[1]) + P.iv <= now then lo = mid + 1 else hi = mid end
+  end
+  redis.call('ZREMRANGEBYRANK', P.k1, 0, lo - 1)
+end
+local function w_load(P, now)
+  w_trim(P, now)
+  local p = redis.call('HGET', P.k2, 'p')
+  P.p = p and tonumber(p) or false
+  local last = redis.call('ZRANGE', P.k1, -1, -1, 'WITHSCORES')
+  if #last > 0 then
+    P.tlast = w_parse(last[1]); P.clast = tonumber(last[2])
+  else
+    P.tlast = false; P.clast = 0
+  end
+end
+local function w_earliest(P, n, now)
+  local e = now
+  if P.p and P.p > e then e = P.p end
+  if not P.tlast then return e end
+  if P.tlast > e then e = P.tlast end
+  if not P.fc then
+    local first = redis.call('ZRANGE', P.k1, 0, 0, 'WITHSCORES')
+    local _, nf = w_parse(first[1])
+    P.fn = nf; P.fc = tonumber(first[2])
+  end
+  local left = P.fc - P.fn
+  if P.clast - left + n <= P.lim then return e end
+  local j = redis.call('ZRANGEBYSCORE', P.k1, fint(P.clast - P.lim + n), '+inf', 'LIMIT', 0, 1)
+  local leaves = w_parse(j[1]) + P.iv
+  if leaves > e then e = leaves end
+  return e
+end
+-- the zset lives until its newest entry leaves the window
+local function w_ttl(P, now)
+  local last = redis.call('ZRANGE', P.k1, -1, -1)
+  if #last > 0 then redis.call('PEXPIRE', P.k1, ttl(w_parse(last[1]) + P.iv - now, MARGIN)) end
+end
+`;
+
+/** reserve: decide and take on every key at one instant, or write nothing. */
+const RESERVE = `${PRELUDE}
+local now = now_us()
+local id = ARGV[2]
+local n = tonumber(ARGV[3])
+local rec = redis.call('GET', KEYS[1])
+if rec then
+  if rec == 'x' then return {4, '0', '0'} end
+  local g = tonumber(string.match(rec, '^(%-?%d+)|'))
+  local d = g - now
+  if d < 0 then d = 0 end
+  return {5, fint(d), fint(g)}
+end
+local list = policies()
+local at = now
+for _, P in ipairs(list) do
+  local e
+  if P.kind == 's' then s_load(P, now); s_prune(P, now); e = s_earliest(P, n, now)
+  else w_load(P, now); e = w_earliest(P, n, now) end
+  if e > at then at = e end
+end
+at = math.ceil(at)
+local delay = at - now
+if ARGV[4] ~= 'inf' and delay > tonumber(ARGV[4]) then return {2, fint(delay), fint(at)} end
+if delay > 0 then
+  local cap = tonumber(ARGV[5])
+  for _, P in ipairs(list) do
+    if P.kind == 's' then
+      if P.qn >= cap then return {3, fint(delay), fint(at)} end
+    elseif P.tlast and redis.call('ZCARD', P.k1) >= P.lim + cap then return {3, fint(delay), fint(at)} end
+  end
+end
+for _, P in ipairs(list) do
+  if P.kind == 's' then
+    local before = fint(P.a) .. '|' .. fnum(P.c)
+    s_take(P, n, at)
+    P.s = P.s + 1
+    if delay > 0 then
+      redis.call('ZADD', P.k2, P.s, id)
+      redis.call('HSET', P.k1, 'b:' .. id, fint(at) .. '|' .. before)
+      P.qn = P.qn + 1
+    elseif P.qn > 0 then
+      P.bar = P.s
+    end
+    P.l = id; P.lb = before
+    s_save(P, now)
+  else
+    redis.call('ZADD', P.k1, P.clast + n, fint(at) .. '|' .. fint(n) .. '|' .. id)
+    redis.call('PEXPIRE', P.k1, ttl(at + P.iv - now, MARGIN))
+  end
+end
+redis.call('SET', KEYS[1], fint(at) .. '|' .. n, 'PX', ttl(delay, GRACE))
+return {1, fint(delay), fint(at)}
+`;
+
+/** cancel: give a reservation back (idempotent by id; leaves a tombstone). */
+const CANCEL = `${PRELUDE}
+local now = now_us()
+local id = ARGV[2]
+local rec = redis.call('GET', KEYS[1])
+if rec == 'x' then return {0, '0', '0'} end
+redis.call('SET', KEYS[1], 'x', 'PX', tonumber(ARGV[8]))
+if not rec then return {0, '0', '0'} end
+local g, n = string.match(rec, '^(%-?%d+)|(%d+)$')
+g = tonumber(g); n = tonumber(n)
+for _, P in ipairs(policies()) do
+  if P.kind == 's' then
+    s_load(P, now)
+    if P.exists then
+      local seq = redis.call('ZSCORE', P.k2, id)
+      if seq then
+        seq = tonumber(seq)
+        local b = redis.call('HGET', P.k1, 'b:' .. id)
+        local before = string.match(b, '^%-?%d+|(.+)$')
+        local nxt = redis.call('ZRANGEBYSCORE', P.k2, '(' .. fint(seq), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+        if #nxt == 0 then
+          if seq > P.bar then
+            s_restore(P, before)
+            if P.l == id then P.l = ''; P.lb = '' end
+          end
+        elseif not (seq <= P.bar and tonumber(nxt[2]) > P.bar) then
+          local sb = redis.call('HGET', P.k1, 'b:' .. nxt[1])
+          local sg = string.match(sb, '^(%-?%d+)|')
+          redis.call('HSET', P.k1, 'b:' .. nxt[1], sg .. '|' .. before)
+        end
+        redis.call('ZREM', P.k2, id); P.qn = P.qn - 1
+        redis.call('HDEL', P.k1, 'b:' .. id)
+      elseif P.l == id and P.lb ~= '' then
+        s_restore(P, P.lb)
+        P.l = ''; P.lb = ''
+      end
+      s_save(P, now)
+    end
+  else
+    local member = fint(g) .. '|' .. fint(n) .. '|' .. id
+    local sc = redis.call('ZSCORE', P.k1, member)
+    if sc then
+      local later = redis.call('ZRANGEBYSCORE', P.k1, '(' .. sc, '+inf')
+      for _, m in ipairs(later) do redis.call('ZINCRBY', P.k1, -n, m) end
+      redis.call('ZREM', P.k1, member)
+      w_ttl(P, now)
+    end
+  end
+end
+return {1, fint(n), fint(g)}
+`;
+
+/** pause: nothing is granted on any key of the combination before `now + ARGV[3]` µs. */
+const PAUSE = `${PRELUDE}
+local now = now_us()
+local untilt = now + tonumber(ARGV[3])
+for _, P in ipairs(policies()) do
+  if P.kind == 's' then
+    s_load(P, now)
+    if not P.p or untilt > P.p then P.p = untilt end
+    s_pause(P, untilt)
+    s_save(P, now)
+  else
+    local p = redis.call('HGET', P.k2, 'p')
+    if not p or untilt > tonumber(p) then
+      redis.call('HSET', P.k2, 'p', fint(untilt))
+      redis.call('PEXPIRE', P.k2, ttl(untilt - now, MARGIN))
+    end
+  end
+end
+return {1, fint(untilt - now), fint(untilt)}
+`;
+
+/** One script: its source and its SHA-1, the name EVALSHA knows it by. */
+export class Script {
+  readonly name: string;
+  readonly source: string;
+  /** Lowercase hex SHA-1 of `source`, computed synchronously so calls go out in the order they are made. */
+  readonly sha: string;
+
+  constructor(name: string, source: string) {
+    this.name = name;
+    this.source = source;
+    this.sha = sha1Hex(source);
+  }
+}
+
+/** SHA-1 (FIPS 180-4) of a string's UTF-8 bytes. Only used to name scripts, never for security. */
+export function sha1Hex(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  const words = new Uint32Array((((bytes.length + 8) >> 6) + 1) * 16);
+  for (let i = 0; i < bytes.length; i++) words[i >> 2]! |= bytes[i]! << (24 - (i % 4) * 8);
+  words[bytes.length >> 2]! |= 0x80 << (24 - (bytes.length % 4) * 8);
+  words[words.length - 1] = bytes.length * 8;
+  words[words.length - 2] = Math.floor((bytes.length * 8) / 0x100000000);
+  let h0 = 0x67452301, h1 = 0xefcdab89, h2 = 0x98badcfe, h3 = 0x10325476, h4 = 0xc3d2e1f0;
+  const w = new Uint32Array(80);
+  for (let block = 0; block < words.length; block += 16) {
+    for (let t = 0; t < 16; t++) w[t] = words[block + t]!;
+    for (let t = 16; t < 80; t++) {
+      const x = w[t - 3]! ^ w[t - 8]! ^ w[t - 14]! ^ w[t - 16]!;
+      w[t] = (x << 1) | (x >>> 31);
+    }
+    let a = h0, b = h1, c = h2, d = h3, e = h4;
+    for (let t = 0; t < 80; t++) {
+      const f = t < 20 ? (b & c) | (~b & d) : t < 40 ? b ^ c ^ d : t < 60 ? (b & c) | (b & d) | (c & d) : b ^ c ^ d;
+      const k = t < 20 ? 0x5a827999 : t < 40 ? 0x6ed9eba1 : t < 60 ? 0x8f1bbcdc : 0xca62c1d6;
+      const temp = (((a << 5) | (a >>> 27)) + f + e + k + w[t]!) >>> 0;
+      e = d;
+      d = c;
+      c = (b << 30) | (b >>> 2);
+      b = a;
+      a = temp;
+    }
+    h0 = (h0 + a) >>> 0;
+    h1 = (h1 + b) >>> 0;
+    h2 = (h2 + c) >>> 0;
+    h3 = (h3 + d) >>> 0;
+    h4 = (h4 + e) >>> 0;
+  }
+  return [h0, h1, h2, h3, h4].map((h) => h.toString(16).padStart(8, "0")).join("");
+}
+
+/** The three operations. */
+export const SCRIPTS: { readonly reserve: Script; readonly cancel: Script; readonly pause: Script } = Object.freeze({
+  reserve: new Script("reserve", RESERVE),
+  cancel: new Script("cancel", CANCEL),
+  pause: new Script("pause", PAUSE),
+});

@@ -1,0 +1,173 @@
+/**
+ * Faults against a real redis-server, in real time (the point is real sockets and real stalls):
+ * SCRIPT FLUSH mid-run, a server killed and restarted on the same port, CLIENT PAUSE longer than the
+ * per-call timeout. Each ends in the documented policy, with no lost or double permits.
+ */
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, expect, test, vi } from "vitest";
+import {
+  fromIoredis,
+  RedisCommandError,
+  type RedisErrorEvent,
+  RedisStore,
+  type RedisStoreOptions,
+  RedisSmoothLimiter,
+  RedisUnavailableError,
+  RedisWindowLimiter,
+} from "../../src/redis.ts";
+import { describeRedis, type RedisServer, startRedis } from "./server.ts";
+
+describeRedis("faults", () => {
+  let server: RedisServer;
+  let admin: Redis;
+  const clients: Redis[] = [];
+  let family = 0;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    admin = new Redis(server.port, "127.0.0.1", { retryStrategy: () => 20 });
+    admin.on("error", () => {}); // it reconnects after the restart test
+  });
+  afterEach(() => {
+    for (const client of clients.splice(0)) client.disconnect();
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await server?.stop();
+  });
+
+  /** A fail-fast ioredis client (no offline queue), as the docs recommend. */
+  function client(): Redis {
+    const c = new Redis(server.port, "127.0.0.1", {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => 20,
+    });
+    c.on("error", () => {}); // connection errors surface through the limiter's calls
+    clients.push(c);
+    return c;
+  }
+
+  function store(c: Redis, options: Partial<RedisStoreOptions> = {}): RedisStore {
+    return new RedisStore({ client: fromIoredis(c), name: `fault-${family++}`, ...options });
+  }
+
+  async function ready(c: Redis): Promise<void> {
+    await vi.waitFor(() => expect(c.status).toBe("ready"), { timeout: 5000, interval: 10 });
+  }
+
+  test("SCRIPT FLUSH mid-run: EVALSHA falls back to EVAL; every reservation granted exactly once, the window exact", async () => {
+    const c = client();
+    await ready(c);
+    const s = store(c);
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 5, interval: 100 });
+    const replies = [];
+    for (let wave = 0; wave < 4; wave++) {
+      const batch = Array.from({ length: 50 }, (_, i) => limiter.reserveOnce(`w${wave}-${i}`, 1));
+      await admin.script("FLUSH"); // lands among the batch's calls
+      replies.push(...(await Promise.all(batch)));
+    }
+    expect(replies.every((r) => r.code === 1)).toBe(true);
+    const times = replies.map((r) => r.at).sort((a, b) => a - b);
+    for (let i = 0; i + 5 < times.length; i++) expect(times[i + 5]! - times[i]!).toBeGreaterThanOrEqual(100_000);
+    const entries = await admin.zrange(`${s.prefix}w:w`, "0", "-1");
+    expect(new Set(entries.map((m) => m.split("|")[2])).size).toBe(entries.length); // no id twice
+    expect(entries.length).toBeGreaterThanOrEqual(5);
+    // and through the limiter's own path
+    await admin.script("FLUSH");
+    const fresh = new RedisWindowLimiter({ store: s, key: "w2", limit: 5, interval: 100 });
+    await Promise.all([fresh.acquire(), fresh.acquire()]);
+  });
+
+  test("CLIENT PAUSE longer than the timeout: fail-closed rejects; the late reserve is refunded by its cancel", async () => {
+    const c = client();
+    await ready(c);
+    const errors: RedisErrorEvent[] = [];
+    const s = store(c, { timeout: 150, retryAfterFailure: 0, onError: (e) => errors.push(e) });
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 1, interval: 60_000 });
+    await limiter.acquire(); // the window now holds one grant
+    const smooth = new RedisSmoothLimiter({ store: s, key: "s", limit: 1, interval: 60_000 });
+    await smooth.acquire();
+    const smoothBefore = await admin.hmget(`${s.prefix}s:s`, "a", "c");
+    await admin.client("PAUSE", 1200, "WRITE");
+    const started = performance.now();
+    const queued = limiter.acquire().catch((e: unknown) => e);
+    const immediate = new RedisWindowLimiter({ store: s, key: "w2", limit: 5, interval: 60_000 }).acquire().catch((e: unknown) => e);
+    const queuedSmooth = smooth.acquire().catch((e: unknown) => e);
+    const [error, error2, error3] = await Promise.all([queued, immediate, queuedSmooth]);
+    expect(error3).toBeInstanceOf(RedisUnavailableError);
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect(error2).toBeInstanceOf(RedisUnavailableError);
+    expect((error as RedisUnavailableError).message).toMatch(/no reply within 150 ms/);
+    expect(performance.now() - started).toBeLessThan(1000); // rejected at the timeout, not after the pause
+    // After the pause: the reserves ran (one queued behind the window, one immediate) and their cancels refunded both.
+    const tombstones = async (): Promise<number> => {
+      const records = await admin.keys(`${s.prefix}r:*`);
+      const values = await Promise.all(records.map((k) => admin.get(k)));
+      return values.filter((v) => v === "x").length;
+    };
+    // tombstones (a retried cancel refunds nothing) once the paused reserves and their cancels ran
+    await vi.waitFor(async () => expect(await tombstones()).toBe(3), { timeout: 3000, interval: 20 });
+    expect(await admin.hmget(`${s.prefix}s:s`, "a", "c")).toEqual(smoothBefore);
+    expect(await admin.zcard(`${s.prefix}w:w`)).toBe(1);
+    expect(await admin.zcard(`${s.prefix}w:w2`)).toBe(0);
+    expect(errors.map((e) => e.operation).filter((o) => o === "reserve")).toHaveLength(3);
+  });
+
+  test("CLIENT PAUSE with failure \"open\": callers go ahead at the timeout, and the stalled reserves are still given back", async () => {
+    const c = client();
+    await ready(c);
+    const s = store(c, { timeout: 100, retryAfterFailure: 0, failure: "open" });
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 1, interval: 60_000 });
+    await admin.client("PAUSE", 400, "WRITE");
+    await expect(limiter.acquire()).resolves.toBeUndefined();
+    await vi.waitFor(async () => {
+      expect(await admin.get(`${s.prefix}r:${(await admin.keys(`${s.prefix}r:*`))[0]!.split(":r:")[1]}`)).toBe("x");
+    }, { timeout: 3000, interval: 20 });
+    expect(await admin.zcard(`${s.prefix}w:w`)).toBe(0);
+  });
+
+  test("a misconfiguration (WRONGTYPE) is never failed open: RedisCommandError, whatever the policy", async () => {
+    const c = client();
+    await ready(c);
+    const s = store(c, { failure: "open" });
+    await admin.set(`${s.prefix}w:w`, "not a zset");
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 1, interval: 1000 });
+    const error = await limiter.acquire().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisCommandError);
+    expect((error as RedisCommandError).message).toMatch(/WRONGTYPE/);
+    expect(s.isDown()).toBe(false); // not an outage: the next call still goes to Redis
+    await expect(limiter.tryAcquireAsync()).rejects.toBeInstanceOf(RedisCommandError);
+  });
+
+  test("server killed and restarted on the same port: held reservations still grant; new calls follow the policy; service resumes", async () => {
+    const c = client();
+    await ready(c);
+    const closed = store(c, { timeout: 200, retryAfterFailure: 100 });
+    const open = new RedisStore({ client: fromIoredis(c), name: closed.name, timeout: 200, failure: "open" });
+    const local = new RedisStore({ client: fromIoredis(c), name: closed.name, timeout: 200, failure: { local: 0.5 } });
+    const spec = { key: "w", limit: 2, interval: 600 };
+    const limiter = new RedisWindowLimiter({ store: closed, ...spec });
+    await limiter.acquire();
+    await limiter.acquire();
+    const started = performance.now();
+    const held = limiter.acquire().then(() => performance.now() - started); // reserved for ≈ 600 ms from now
+    await vi.waitFor(() => expect(limiter.inFlight).toBe(0));
+
+    await server.kill();
+    await expect(limiter.acquire()).rejects.toBeInstanceOf(RedisUnavailableError); // fail-closed
+    await expect(limiter.acquire()).rejects.toThrow(/recent failure/); // cooldown: no call at all
+    await expect(new RedisWindowLimiter({ store: open, ...spec }).acquire()).resolves.toBeUndefined();
+    const fallback = new RedisWindowLimiter({ store: local, ...spec }); // local share: 1 per 600 ms
+    await expect(fallback.acquire()).resolves.toBeUndefined();
+    expect(await fallback.tryAcquireAsync()).toBeGreaterThan(0);
+    expect(await held).toBeGreaterThanOrEqual(550); // the held reservation was granted on time, Redis down
+
+    await server.restart();
+    await ready(c);
+    await new Promise((resolve) => setTimeout(resolve, 150)); // cooldown over
+    await limiter.acquire(); // new server: NOSCRIPT → EVAL, fresh state
+    const entries = await admin.zrange(`${closed.prefix}w:w`, "0", "-1");
+    expect(entries).toHaveLength(1); // exactly the grant made after the restart: nothing lost, nothing doubled
+  }, 20_000);
+});

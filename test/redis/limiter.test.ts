@@ -1,0 +1,218 @@
+/**
+ * The in-process side of the Redis limiters, in virtual time (ManualClock + injected `now`) against
+ * a real Redis: FIFO grants at the server's times, one timer, abort gives permits back to the fleet,
+ * maxWait/maxQueue, pause across processes, tryAcquire, validation, both client adapters.
+ */
+import { Redis } from "ioredis";
+import { createClient } from "redis";
+import { afterAll, beforeAll, expect, test, vi } from "vitest";
+import { ManualClock, MaxWaitExceededError, QueueFullError } from "../../src/index.ts";
+import {
+  combineRedis,
+  fromIoredis,
+  fromNodeRedis,
+  type RedisLimiter,
+  RedisSmoothLimiter,
+  RedisStore,
+  type RedisStoreOptions,
+  RedisWindowLimiter,
+} from "../../src/redis.ts";
+import { describeRedis, type RedisServer, startRedis } from "./server.ts";
+
+const T0 = 1_760_000_000_000_000;
+
+describeRedis("Redis limiters: the local queue in virtual time", () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let family = 0;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = new Redis(server.port, "127.0.0.1");
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  /** A store whose `now` is the ManualClock's (µs); each test gets its own family. */
+  function setup(options: Partial<RedisStoreOptions> = {}): { clock: ManualClock; store: RedisStore; name: string } {
+    const clock = new ManualClock();
+    const name = `lim-${family++}`;
+    const store = new RedisStore({
+      client: fromIoredis(redis),
+      name,
+      clock,
+      now: () => T0 + Math.round(clock.now() * 1000),
+      timeout: 60_000, // virtual ms: real replies always beat it
+      ...options,
+    });
+    return { clock, store, name };
+  }
+
+  /** Waits (in real time) until every reserve call of `limiters` has its reply. */
+  async function replies(...limiters: RedisLimiter[]): Promise<void> {
+    await vi.waitFor(() => expect(limiters.reduce((n, l) => n + l.inFlight, 0)).toBe(0), { timeout: 5000, interval: 2 });
+  }
+
+  test("acquire() grants first come, first served at the times Redis decided", async () => {
+    const { clock, store } = setup();
+    const limiter = new RedisSmoothLimiter({ store, key: "api", limit: 10 }); // one per 100 ms
+    const granted: number[] = [];
+    const all = [0, 1, 2, 3].map((i) => limiter.acquire().then(() => granted.push(clock.now()) && i));
+    await replies(limiter);
+    await clock.advance(1000);
+    await Promise.all(all);
+    expect(granted).toEqual([0, 100, 200, 300]);
+  });
+
+  test("many waiters share ONE timer, and an idle limiter holds none", async () => {
+    const { clock, store } = setup();
+    const limiter = new RedisWindowLimiter({ store, key: "w", limit: 2, interval: 1000 });
+    const all = Array.from({ length: 10 }, () => limiter.acquire());
+    await replies(limiter);
+    await clock.advance(0);
+    expect(limiter.queued).toBe(8);
+    expect(clock.pendingTimers).toBe(1);
+    expect(limiter.hasTimer).toBe(true);
+    await clock.advance(4000);
+    await Promise.all(all);
+    expect(limiter.queued).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    expect(limiter.hasTimer).toBe(false);
+  });
+
+  test("a waiter aborted before its grant rejects with the signal's reason and gives its permits back to the fleet", async () => {
+    const { clock, store } = setup();
+    const a = new RedisWindowLimiter({ store, key: "w", limit: 1, interval: 1000 });
+    const b = new RedisWindowLimiter({ store, key: "w", limit: 1, interval: 1000 }); // "another process"
+    await a.acquire();
+    const controller = new AbortController();
+    const waiting = a.acquire(1, { signal: controller.signal });
+    await replies(a);
+    controller.abort(new Error("user left"));
+    await expect(waiting).rejects.toThrow("user left");
+    await vi.waitFor(async () => expect(await redis.zcard(`{sluice:${store.name}}:w:w`)).toBe(1));
+    const times: number[] = [];
+    const next = b.acquire().then(() => times.push(clock.now()));
+    await replies(b);
+    await clock.advance(1000);
+    await next;
+    expect(times).toEqual([1000]); // the aborted waiter's slot at t = 1000 went to the other process
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  test("an aborted signal rejects at once and writes nothing", async () => {
+    const { store, name } = setup();
+    const limiter = new RedisWindowLimiter({ store, key: "w", limit: 1, interval: 1000 });
+    const reason = new Error("already aborted");
+    await expect(limiter.acquire(1, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(await redis.keys(`{sluice:${name}}*`)).toEqual([]);
+  });
+
+  test("maxWait is decided by the script up front: MaxWaitExceededError with retryAfter, nothing taken", async () => {
+    const { store, name } = setup();
+    const limiter = new RedisSmoothLimiter({ store, key: "s", limit: 1, interval: 1000 });
+    await limiter.acquire();
+    const before = await redis.hgetall(`{sluice:${name}}:s:s`);
+    const error = await limiter.acquire(1, { maxWait: 500 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MaxWaitExceededError);
+    expect((error as MaxWaitExceededError).retryAfter).toBe(1000);
+    expect((error as MaxWaitExceededError).maxWait).toBe(500);
+    expect(await redis.hgetall(`{sluice:${name}}:s:s`)).toEqual(before);
+  });
+
+  test("maxQueue bounds this process's waiters; maxPending bounds a key's reservations across the fleet", async () => {
+    const { clock, store } = setup({ maxPending: 3 });
+    const local = new RedisSmoothLimiter({ store, key: "s", limit: 10, maxQueue: 2 });
+    const first = [local.acquire(), local.acquire()];
+    await expect(local.acquire()).rejects.toBeInstanceOf(QueueFullError);
+    await replies(local);
+    const other = new RedisSmoothLimiter({ store, key: "s", limit: 10 });
+    const more = [other.acquire(), other.acquire(), other.acquire()];
+    await expect(more[2]).rejects.toMatchObject({ name: "QueueFullError", maxQueue: 3 });
+    await clock.advance(1000);
+    await Promise.all([...first, more[0], more[1]]);
+  });
+
+  test("pause() stops the whole fleet: new reservations anywhere start after it; local waiters keep their order and the pace", async () => {
+    const { clock, store } = setup();
+    const a = new RedisSmoothLimiter({ store, key: "s", limit: 10 });
+    const b = new RedisSmoothLimiter({ store, key: "s", limit: 10 }); // another process
+    const granted: string[] = [];
+    const mine = ["a1", "a2", "a3"].map((tag) => a.acquire().then(() => granted.push(`${tag}@${clock.now()}`)));
+    await replies(a);
+    await clock.advance(0);
+    a.pause(1000); // e.g. a 429 with Retry-After: 1
+    await vi.waitFor(() => expect(a.inFlight).toBe(0)); // the re-reservations are back
+    const theirs = b.acquire().then(() => granted.push(`b1@${clock.now()}`));
+    await replies(b);
+    await clock.advance(5000);
+    await Promise.all([...mine, theirs]);
+    expect(granted).toEqual(["a1@0", "a2@1000", "a3@1100", "b1@1200"]);
+  });
+
+  test("tryAcquire() (synchronous) never takes: it returns a hint ≥ 1 ms; tryAcquireAsync() is the exact, atomic try", async () => {
+    const { store, name } = setup();
+    const limiter = new RedisWindowLimiter({ store, key: "w", limit: 2, interval: 1000 });
+    expect(limiter.tryAcquire()).toBeGreaterThanOrEqual(1);
+    expect(await redis.keys(`{sluice:${name}}*`)).toEqual([]);
+    expect(await limiter.tryAcquireAsync()).toBe(0);
+    expect(await limiter.tryAcquireAsync()).toBe(0);
+    expect(await limiter.tryAcquireAsync()).toBe(1000);
+    expect(await redis.zcard(`{sluice:${name}}:w:w`)).toBe(2);
+    expect(limiter.tryAcquire()).toBe(1000);
+  });
+
+  test("schedule() runs the task once granted and passes its result through", async () => {
+    const { store } = setup();
+    const limiter = new RedisSmoothLimiter({ store, key: "s", limit: 5 });
+    await expect(limiter.schedule(() => "done", { permits: 3 })).resolves.toBe("done");
+  });
+
+  test("combineRedis() takes every key at one instant and refuses limiters from two stores", async () => {
+    const { clock, store, name } = setup();
+    const overall = new RedisWindowLimiter({ store, key: "overall", limit: 3, interval: 1000 });
+    const search = combineRedis(overall, new RedisSmoothLimiter({ store, key: "search", limit: 2 }));
+    const times: number[] = [];
+    const all = [search.acquire(), search.acquire(), overall.acquire()].map((p) => p.then(() => times.push(clock.now())));
+    await replies(search, overall);
+    await clock.advance(2000);
+    await Promise.all(all);
+    expect(times).toEqual([0, 500, 500]);
+    const members = await redis.zrange(`{sluice:${name}}:w:overall`, "0", "-1", "WITHSCORES");
+    expect(members.filter((_, i) => i % 2 === 1)).toEqual(["1", "2", "3"]);
+    const other = setup().store;
+    expect(() => combineRedis(overall, new RedisWindowLimiter({ store: other, key: "x", limit: 1, interval: 1 })))
+      .toThrow(TypeError);
+  });
+
+  test("bad arguments throw TypeError/RangeError naming the option and the value", () => {
+    const { store } = setup();
+    expect(() => new RedisStore({ client: fromIoredis(redis), name: "a{b}" })).toThrow(/`name` must be .* got "a\{b\}"/);
+    expect(() => new RedisStore({ client: {} as never, name: "x" })).toThrow(TypeError);
+    expect(() => new RedisStore({ client: fromIoredis(redis), name: "x", timeout: -1 })).toThrow("`timeout` must be a positive finite number, got -1");
+    expect(() => new RedisStore({ client: fromIoredis(redis), name: "x", failure: { local: 2 } })).toThrow("`failure.local` must be at most 1, got 2");
+    expect(() => new RedisWindowLimiter({ store, key: "w", limit: 0, interval: 1000 })).toThrow("`limit` must be a positive integer, got 0");
+    expect(() => new RedisSmoothLimiter({ store, key: "s", limit: 1, burst: 1, initialPermits: 2 })).toThrow(RangeError);
+    const w = new RedisWindowLimiter({ store, key: "w", limit: 3, interval: 1000 });
+    expect(() => w.acquire(4)).toThrow("`permits` must be at most 3 for this limiter (it can never grant more), got 4");
+    expect(() => w.acquire(1.5)).toThrow("`permits` must be a positive integer, got 1.5");
+    expect(() => w.pause(-1)).toThrow(RangeError);
+  });
+
+  test("the node-redis adapter runs the same scripts (EVALSHA, EVAL after NOSCRIPT)", async () => {
+    const client = await createClient({ url: server.url }).connect();
+    try {
+      const clock = new ManualClock();
+      const store = new RedisStore({ client: fromNodeRedis(client), name: `nr-${family++}`, clock, now: () => T0 });
+      const limiter = new RedisWindowLimiter({ store, key: "w", limit: 1, interval: 1000 });
+      await client.scriptFlush();
+      expect(await limiter.tryAcquireAsync()).toBe(0);
+      expect(await limiter.tryAcquireAsync()).toBe(1000);
+      await expect(limiter.reserveOnce("id", 1, 0)).resolves.toEqual({ code: 2, delay: 1_000_000, at: T0 + 1_000_000 });
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,220 @@
+/**
+ * The reference model of the Redis scripts, built on the in-memory policies (`SmoothPolicy`,
+ * `WindowPolicy`) in microseconds. It states the reservation semantics in plain TypeScript:
+ *
+ * - reserve: `at = ceil(max_i earliest_i(n, now))`, where a strict window also waits for its newest
+ *   reservation (FIFO); refuse (take nothing) when `at − now > maxWait`, or when a key already holds
+ *   `maxPending` outstanding reservations; else `take(n, at)` on every key and record the grant.
+ * - cancel: idempotent by id (tombstone). A window forgets the reservation exactly. A smooth key
+ *   restores its state from before the reservation when it is the newest one (a cancelled middle
+ *   reservation hands its before-state to its successor, so a cancelled suffix is reclaimed whole),
+ *   re-applying any pause.
+ * - pause: nothing granted on the keys before `now + d`.
+ *
+ * The differential test drives this model and the Lua scripts with the same random operations and
+ * requires identical replies.
+ */
+import { SmoothPolicy } from "../../src/limiters/smooth.ts";
+import { WindowPolicy } from "../../src/limiters/window.ts";
+
+export interface RefSpec {
+  readonly kind: "s" | "w";
+  readonly key: string;
+  readonly limit: number;
+  readonly intervalUs: number;
+  readonly burst: number;
+  readonly initial: number;
+}
+
+export interface RefReply {
+  readonly code: number;
+  readonly delay: number;
+  readonly at: number;
+}
+
+interface QueueEntry {
+  readonly id: string;
+  readonly seq: number;
+  readonly g: number;
+  before: SmoothPolicy;
+}
+
+class SmoothKey {
+  policy: SmoothPolicy | null = null;
+  p: number | null = null;
+  s = 0;
+  bar = 0;
+  l = "";
+  lb: SmoothPolicy | null = null;
+  q: QueueEntry[] = [];
+
+  load(spec: RefSpec, now: number): SmoothPolicy {
+    return (this.policy ??= new SmoothPolicy(spec.limit, spec.intervalUs, spec.burst, spec.initial, now));
+  }
+
+  restore(before: SmoothPolicy): void {
+    this.policy = before.clone();
+    if (this.p !== null) this.policy.pause(this.p);
+  }
+}
+
+class WindowKey {
+  entries: { t: number; n: number; id: string }[] = [];
+  p: number | null = null;
+
+  trim(spec: RefSpec, now: number): void {
+    this.entries = this.entries.filter((e) => e.t + spec.intervalUs > now);
+  }
+
+  /** The in-memory WindowPolicy holding exactly the live reservations. */
+  policy(spec: RefSpec): WindowPolicy {
+    const policy = new WindowPolicy(spec.limit, spec.intervalUs);
+    for (const e of this.entries) policy.take(e.n, e.t);
+    if (this.p !== null) policy.pause(this.p);
+    return policy;
+  }
+}
+
+export interface RefOptions {
+  readonly maxPending: number;
+  /** ms */
+  readonly grace: number;
+}
+
+const CODE = { none: 0, ok: 1, wait: 2, full: 3, cancelled: 4, replay: 5 } as const;
+const PRUNE_LIMIT = 128;
+
+/** The whole family's state: keys and reservation records. */
+export class ReferenceStore {
+  readonly #smooth = new Map<string, SmoothKey>();
+  readonly #window = new Map<string, WindowKey>();
+  readonly #records = new Map<string, { g: number; n: number } | "x">();
+  readonly #options: RefOptions;
+
+  constructor(options: RefOptions) {
+    this.#options = options;
+  }
+
+  #s(spec: RefSpec): SmoothKey {
+    let k = this.#smooth.get(spec.key);
+    if (k === undefined) this.#smooth.set(spec.key, (k = new SmoothKey()));
+    return k;
+  }
+
+  #w(spec: RefSpec): WindowKey {
+    let k = this.#window.get(spec.key);
+    if (k === undefined) this.#window.set(spec.key, (k = new WindowKey()));
+    return k;
+  }
+
+  reserve(specs: readonly RefSpec[], id: string, n: number, maxWait: number, now: number): RefReply {
+    const rec = this.#records.get(id);
+    if (rec === "x") return { code: CODE.cancelled, delay: 0, at: 0 };
+    if (rec !== undefined) return { code: CODE.replay, delay: Math.max(0, rec.g - now), at: rec.g };
+    let at = now;
+    const graceUs = this.#options.grace * 1000;
+    for (const spec of specs) {
+      let e: number;
+      if (spec.kind === "s") {
+        const key = this.#s(spec);
+        const policy = key.policy ?? new SmoothPolicy(spec.limit, spec.intervalUs, spec.burst, spec.initial, now);
+        let pruned = 0;
+        while (key.q.length > 0 && pruned < PRUNE_LIMIT && key.q[0]!.g + graceUs <= now) {
+          key.q.shift();
+          pruned++;
+        }
+        e = policy.earliest(n, now);
+      } else {
+        const key = this.#w(spec);
+        key.trim(spec, now);
+        e = key.policy(spec).earliest(n, now);
+        const last = key.entries.at(-1);
+        if (last !== undefined && last.t > e) e = last.t;
+      }
+      if (e > at) at = e;
+    }
+    at = Math.ceil(at);
+    const delay = at - now;
+    if (delay > maxWait) return { code: CODE.wait, delay, at };
+    if (delay > 0) {
+      for (const spec of specs) {
+        const full = spec.kind === "s"
+          ? this.#s(spec).q.length >= this.#options.maxPending
+          : this.#w(spec).entries.length >= spec.limit + this.#options.maxPending;
+        if (full) return { code: CODE.full, delay, at };
+      }
+    }
+    for (const spec of specs) {
+      if (spec.kind === "s") {
+        const key = this.#s(spec);
+        const policy = key.load(spec, now);
+        const before = policy.clone();
+        policy.take(n, at);
+        key.s++;
+        if (delay > 0) key.q.push({ id, seq: key.s, g: at, before });
+        else if (key.q.length > 0) key.bar = key.s;
+        key.l = id;
+        key.lb = before;
+      } else {
+        this.#w(spec).entries.push({ t: at, n, id });
+      }
+    }
+    this.#records.set(id, { g: at, n });
+    return { code: CODE.ok, delay, at };
+  }
+
+  cancel(specs: readonly RefSpec[], id: string): RefReply {
+    const rec = this.#records.get(id);
+    if (rec === "x") return { code: CODE.none, delay: 0, at: 0 };
+    this.#records.set(id, "x");
+    if (rec === undefined) return { code: CODE.none, delay: 0, at: 0 };
+    for (const spec of specs) {
+      if (spec.kind === "s") {
+        const key = this.#s(spec);
+        if (key.policy === null) continue;
+        const i = key.q.findIndex((e) => e.id === id);
+        if (i !== -1) {
+          const r = key.q[i]!;
+          const next = key.q[i + 1];
+          if (next === undefined) {
+            if (r.seq > key.bar) {
+              key.restore(r.before);
+              if (key.l === id) {
+                key.l = "";
+                key.lb = null;
+              }
+            }
+          } else if (!(r.seq <= key.bar && next.seq > key.bar)) {
+            next.before = r.before;
+          }
+          key.q.splice(i, 1);
+        } else if (key.l === id && key.lb !== null) {
+          key.restore(key.lb);
+          key.l = "";
+          key.lb = null;
+        }
+      } else {
+        const key = this.#w(spec);
+        const i = key.entries.findIndex((e) => e.id === id && e.t === rec.g && e.n === rec.n);
+        if (i !== -1) key.entries.splice(i, 1);
+      }
+    }
+    return { code: CODE.ok, delay: rec.n, at: rec.g };
+  }
+
+  pause(specs: readonly RefSpec[], durationUs: number, now: number): RefReply {
+    const until = now + durationUs;
+    for (const spec of specs) {
+      if (spec.kind === "s") {
+        const key = this.#s(spec);
+        const policy = key.load(spec, now);
+        if (key.p === null || until > key.p) key.p = until;
+        policy.pause(until);
+      } else {
+        const key = this.#w(spec);
+        if (key.p === null || until > key.p) key.p = until;
+      }
+    }
+    return { code: CODE.ok, delay: durationUs, at: until };
+  }
+}

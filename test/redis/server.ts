@@ -1,0 +1,36 @@
+/**
+ * Test helper: a private redis-server per suite, on 127.0.0.1 and a free port, without persistence,
+ * stopped by pid. A missing `redis-server` fails the run with a clear message, unless the user opts
+ * out explicitly with SLUICE_SKIP_REDIS=1 — and then the skip is announced, never silent.
+ */
+import { spawnSync } from "node:child_process";
+import { describe } from "vitest";
+import { BINARY } from "./redis-process.ts";
+
+export { freePort, type RedisServer, startRedis } from "./redis-process.ts";
+const SKIP = process.env.SLUICE_SKIP_REDIS === "1";
+
+function detect(): string | undefined {
+  const probe = spawnSync(BINARY, ["--version"], { encoding: "utf8" });
+  if (probe.error !== undefined || probe.status !== 0) return undefined;
+  return probe.stdout.trim();
+}
+
+/** `redis-server --version`, or undefined when the Redis suites are skipped. */
+export const REDIS_VERSION: string | undefined = (() => {
+  if (SKIP) {
+    console.warn("\n*** Redis suites SKIPPED (SLUICE_SKIP_REDIS=1): sluice/redis is NOT tested in this run. ***\n");
+    return undefined;
+  }
+  const version = detect();
+  if (version !== undefined) return version;
+  throw new Error(
+    `redis-server not found (looked for ${JSON.stringify(BINARY)}). The sluice/redis tests need a real Redis: ` +
+      "run `bash scripts/ensure-redis.sh` (Debian/Ubuntu: apt-get install -y redis-server), set " +
+      "SLUICE_REDIS_SERVER=/path/to/redis-server, or set SLUICE_SKIP_REDIS=1 to skip these suites explicitly.",
+  );
+})();
+
+/** `describe` for suites that need Redis: skipped (loudly, above) only under SLUICE_SKIP_REDIS=1. */
+export const describeRedis: typeof describe.skip = REDIS_VERSION === undefined ? describe.skip : describe;
+
