@@ -53,7 +53,7 @@ class SmoothKey {
   }
 
   restore(before: SmoothPolicy): void {
-    this.policy = before.clone();
+    this.policy = before.clone(0);
     if (this.p !== null) this.policy.pause(this.p);
   }
 }
@@ -148,7 +148,7 @@ export class ReferenceStore {
       if (spec.kind === "s") {
         const key = this.#s(spec);
         const policy = key.load(spec, now);
-        const before = policy.clone();
+        const before = policy.clone(0);
         policy.take(n, at);
         key.s++;
         if (delay > 0) key.q.push({ id, seq: key.s, g: at, before });

@@ -9,13 +9,17 @@ import type { RedisScriptClient } from "./client.ts";
 
 /** The part of a node-redis (`redis` / `@redis/client`, v4–v6) client or cluster sluice uses. */
 export interface NodeRedisLike {
+  /** Runs a loaded script by its SHA1 (node-redis v4+ signature). */
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /** Runs a script's source (node-redis v4+ signature). */
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
 
 /** The part of an ioredis `Redis` or `Cluster` sluice uses. */
 export interface IoredisLike {
+  /** Runs a loaded script by its SHA1 (ioredis signature). */
   evalsha(sha: string, numkeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  /** Runs a script's source (ioredis signature). */
   eval(script: string, numkeys: number, ...keysAndArgs: string[]): Promise<unknown>;
 }
 

@@ -21,10 +21,16 @@ export type RedisOperation = "reserve" | "cancel" | "pause";
  * ```
  */
 export class RedisUnavailableError extends SluiceError {
+  /** Always "RedisUnavailableError". */
   override name = "RedisUnavailableError" as const;
   /** The script call that failed. */
   readonly operation: RedisOperation;
 
+  /**
+   * Creates the error for a failed script call.
+   * @param operation the script call that failed
+   * @param message what happened (never a credential)
+   */
   constructor(operation: RedisOperation, message: string, options?: ErrorOptions) {
     super(`Redis unavailable during ${operation}: ${message}`, options);
     this.operation = operation;
@@ -43,10 +49,16 @@ export class RedisUnavailableError extends SluiceError {
  * ```
  */
 export class RedisCommandError extends SluiceError {
+  /** Always "RedisCommandError". */
   override name = "RedisCommandError" as const;
   /** The script call that failed. */
   readonly operation: RedisOperation;
 
+  /**
+   * Creates the error for a failed script call.
+   * @param operation the script call that failed
+   * @param message what happened (never a credential)
+   */
   constructor(operation: RedisOperation, message: string, options?: ErrorOptions) {
     super(`Redis rejected ${operation}: ${message}`, options);
     this.operation = operation;

@@ -19,7 +19,7 @@
 export { fromIoredis, fromNodeRedis, type IoredisLike, type NodeRedisLike } from "./adapters.ts";
 export type { RedisScriptClient } from "./client.ts";
 export { RedisCommandError, type RedisOperation, RedisUnavailableError } from "./errors.ts";
-export { RedisLimiter, type RedisLimiterOptions } from "./limiter.ts";
+export { type PolicySpec, RedisLimiter, type RedisLimiterOptions } from "./limiter.ts";
 export {
   combineRedis,
   RedisCombinedLimiter,
@@ -29,4 +29,4 @@ export {
   RedisWindowLimiter,
   type RedisWindowLimiterOptions,
 } from "./limiters.ts";
-export { type FailurePolicy, REDIS_DEFAULTS, type RedisErrorEvent, RedisStore, type RedisStoreOptions } from "./store.ts";
+export { type FailurePolicy, REDIS_DEFAULTS, type RedisErrorEvent, RedisStore, type RedisStoreOptions, type Reply } from "./store.ts";

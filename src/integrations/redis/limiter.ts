@@ -35,18 +35,28 @@ import { type HeapItem, TimerHeap } from "./heap.ts";
 import { CODE } from "./scripts.ts";
 import type { FailurePolicy, Reply, RedisStore } from "./store.ts";
 
-/** One policy of a Redis limiter as the scripts see it. @internal */
+/**
+ * One policy of a Redis limiter as its scripts see it (read-only; exposed on `RedisLimiter.specs`).
+ *
+ * @example
+ * ```ts
+ * for (const spec of limiter.specs) console.log(spec.kind, spec.key, spec.limit, spec.interval);
+ * ```
+ */
 export interface PolicySpec {
   /** `s` = smooth (future debt), `w` = strict rolling window. */
   readonly kind: "s" | "w";
   /** The user's key name (unique per kind within a store). */
   readonly key: string;
+  /** Permits per `interval`. */
   readonly limit: number;
   /** ms, as the user gave it. */
   readonly interval: number;
   /** µs, an integer. */
   readonly intervalUs: number;
+  /** Stored permits from idle time (smooth only; 0 for a window). */
   readonly burst: number;
+  /** Stored permits when the key is new (smooth only). */
   readonly initial: number;
 }
 
@@ -134,6 +144,7 @@ export abstract class RedisLimiter implements Limiter {
   /** Latest local time at which something is known to be granted (for the tryAcquire hint). */
   #hintAt = -Infinity;
 
+  /** Binds the policies to a store; subclasses choose the policies. */
   protected constructor(store: RedisStore, specs: readonly PolicySpec[], options: RedisLimiterOptions) {
     this.store = store;
     this.specs = specs;
@@ -194,6 +205,7 @@ export abstract class RedisLimiter implements Limiter {
   /** Builds the in-process equivalent holding `share` of every rate. @internal */
   protected abstract buildFallback(share: number): GatedLimiter;
 
+  /** Resolves when `permits` are granted across the fleet; see {@link Limiter.acquire}. An abort cancels the reservation in Redis, so the permits go back to every process. */
   acquire(permits: number = 1, options?: AcquireOptions): Promise<void> {
     this.#checkPermits(permits);
     const opts = optionsObject("options", options);
@@ -259,6 +271,7 @@ export abstract class RedisLimiter implements Limiter {
     return this.#tryUnavailable(permits, new RedisUnavailableError("reserve", "recent failure"));
   }
 
+  /** Runs `task` once permits are granted across the fleet; see {@link Limiter.schedule}. */
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     requireFunction("task", task);
     const permits = options?.permits ?? 1;

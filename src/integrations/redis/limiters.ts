@@ -62,6 +62,7 @@ export interface RedisSmoothLimiterOptions extends RedisLimiterOptions {
  * ```
  */
 export class RedisSmoothLimiter extends RedisLimiter {
+  /** Creates the limiter; its key in Redis appears on first use. */
   constructor(options: RedisSmoothLimiterOptions) {
     const o = optionsObject("options", options);
     const store = checkStore(o.store);
@@ -75,6 +76,7 @@ export class RedisSmoothLimiter extends RedisLimiter {
     super(store, [spec], o);
   }
 
+  /** The in-process limiter used under the `{ local: share }` failure policy: `share` of the rate. */
   protected buildFallback(share: number): GatedLimiter {
     const s = this.specs[0]!;
     return new SmoothLimiter({
@@ -120,6 +122,7 @@ export interface RedisWindowLimiterOptions extends RedisLimiterOptions {
  * ```
  */
 export class RedisWindowLimiter extends RedisLimiter {
+  /** Creates the limiter; its key in Redis appears on first use. */
   constructor(options: RedisWindowLimiterOptions) {
     const o = optionsObject("options", options);
     const store = checkStore(o.store);
@@ -130,6 +133,7 @@ export class RedisWindowLimiter extends RedisLimiter {
     super(store, [spec], o);
   }
 
+  /** The in-process limiter used under the `{ local: share }` failure policy: `share` of the rate. */
   protected buildFallback(share: number): GatedLimiter {
     const s = this.specs[0]!;
     // At least one permit per window, or the fallback could never grant anything.
@@ -161,6 +165,7 @@ export class RedisCombinedLimiter extends RedisLimiter {
   /** The limiters this combination was made of. */
   readonly members: readonly RedisLimiter[];
 
+  /** Combines limiters of one store; every decision covers all their keys in one script call. */
   constructor(limiters: readonly RedisLimiter[], options?: RedisCombinedLimiterOptions) {
     if (!Array.isArray(limiters) || limiters.length === 0) {
       throw new RangeError(`\`limiters\` must list at least one Redis limiter, got ${describeValue(limiters)}`);
@@ -189,6 +194,7 @@ export class RedisCombinedLimiter extends RedisLimiter {
     this.members = limiters;
   }
 
+  /** The in-process limiter used under the `{ local: share }` failure policy: `share` of the rate. */
   protected buildFallback(share: number): GatedLimiter {
     // Members' local limiters are shared, so an overall limit stays one budget across channels offline too.
     return combine(...this.members.map((m) => m.localFallback(share)));

@@ -75,7 +75,9 @@ export const REDIS_DEFAULTS: {
  * a reserve fell back to the failure policy.
  */
 export interface RedisErrorEvent {
+  /** Which script call failed. */
   readonly operation: RedisOperation;
+  /** The failure, typed by what can be done about it. */
   readonly error: RedisUnavailableError | RedisCommandError;
 }
 
@@ -159,8 +161,9 @@ function checkFailure(value: unknown): FailurePolicy {
   );
 }
 
-/** A decoded script reply. @internal */
+/** A decoded script reply: a status code, the delay until the grant, and the decision's time. */
 export interface Reply {
+  /** 0 = reserved; other values name why not (refused by maxWait, queue full, …). */
   readonly code: number;
   /** µs. */
   readonly delay: number;
@@ -191,17 +194,25 @@ export class RedisStore {
   readonly prefix: string;
   /** Local clock (timers, timeouts). */
   readonly clock: Clock;
+  /** Per-call timeout in ms (see {@link RedisStoreOptions.timeout}). */
   readonly timeout: number;
+  /** What happens while Redis is unavailable. */
   readonly failure: FailurePolicy;
+  /** ms after an unavailability during which calls skip Redis. */
   readonly retryAfterFailure: number;
+  /** Outstanding reservations one key may hold. */
   readonly maxPending: number;
+  /** ms after its grant time during which a reservation stays cancellable. */
   readonly cancelGrace: number;
+  /** ms a cancel's tombstone blocks a late reserve with the same id. */
   readonly tombstoneTtl: number;
+  /** Extra ms every key lives past the moment its state is at rest. */
   readonly keyTtlMargin: number;
   readonly #now: (() => number | bigint) | undefined;
   readonly #onError: ((event: RedisErrorEvent) => void) | undefined;
   #downUntil = -Infinity;
 
+  /** Checks the options; makes no call to Redis until a limiter asks (scripts load on first use). */
   constructor(options: RedisStoreOptions) {
     const o = optionsObject("options", options);
     const client = o.client;
