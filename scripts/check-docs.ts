@@ -1,7 +1,7 @@
 /**
  * Keeps the README's facts true: the compatibility table names exactly the runtimes and versions the
  * tests run, and the sizes it states are the measured ones. The facts sit between markers, in
- * README.md and/or docs/install-and-runtimes.md (each marker must appear at least once):
+ * README.md (each marker must appear at least once):
  *
  *   <!-- compat-table:start --> | Runtime | Version | … | <!-- compat-table:end -->
  *   <!-- size:core -->5.9 KiB<!-- /size:core -->        within 0.25 KiB of the measured min+gzip
@@ -19,7 +19,7 @@ import { CheckList } from "./lib/results.ts";
 import { bun, deno, node20, node24 } from "./lib/runtimes.ts";
 import { CORE_BUDGET, CORE_EXPORTS, measure } from "./lib/size.ts";
 
-const DOCS = ["README.md", "docs/install-and-runtimes.md"].filter((f) => existsSync(join(ROOT, f)));
+const DOCS = ["README.md"].filter((f) => existsSync(join(ROOT, f)));
 const texts = DOCS.map((file) => ({ file, text: readFileSync(join(ROOT, file), "utf8") }));
 
 /** Every text between `<!-- name -->` and `<!-- /name -->`, with the file it is in. */
