@@ -88,3 +88,14 @@ export function optionsObject<T extends object>(name: string, value: T | undefin
   if (typeof value !== "object") throw new TypeError(`\`${name}\` must be an object, got ${describeValue(value)}`);
   return value;
 }
+
+/**
+ * A permit count: a safe integer from 1 to `max`, the most a limiter can ever grant (a larger
+ * request could only wait forever, so it is refused at once).
+ */
+export function checkPermits(permits: unknown, max: number): asserts permits is number {
+  positiveInteger("permits", permits);
+  if ((permits as number) > max) {
+    throw new RangeError(`\`permits\` must be at most ${max} for this limiter (it can never grant more), got ${permits}`);
+  }
+}

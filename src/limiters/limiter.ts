@@ -8,6 +8,7 @@
 import { type Clock, systemClock } from "../clock.ts";
 import { MaxWaitExceededError, QueueFullError } from "../errors.ts";
 import {
+  checkPermits,
   describeValue,
   nonNegativeFinite,
   nonNegativeOrInfinity,
@@ -239,16 +240,6 @@ export abstract class GatedLimiter implements Limiter {
   }
 
   #checkPermits(permits: unknown): asserts permits is number {
-    if (typeof permits !== "number") {
-      throw new TypeError(`\`permits\` must be a number, got ${describeValue(permits)}`);
-    }
-    if (!Number.isSafeInteger(permits) || permits <= 0) {
-      throw new RangeError(`\`permits\` must be a positive integer, got ${describeValue(permits)}`);
-    }
-    if (permits > this.#maxPermits) {
-      throw new RangeError(
-        `\`permits\` must be at most ${this.#maxPermits} for this limiter (it can never grant more), got ${permits}`,
-      );
-    }
+    checkPermits(permits, this.#maxPermits);
   }
 }

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { LOAD } from "./load.ts";
-import { describeRedis, type RedisServer, startRedis } from "./server.ts";
+import { describeRedis, type RedisServer, startRedis, useRedis } from "./server.ts";
 
 const NODE = process.execPath;
 const WORKER = fileURLToPath(new URL("./worker.ts", import.meta.url));
@@ -26,13 +26,9 @@ describeRedis("concurrency: processes × connections on one combination", () => 
   let server: RedisServer;
   let redis: Redis;
 
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.port, "127.0.0.1");
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    await server?.stop();
+  useRedis((s, r) => {
+    server = s;
+    redis = r;
   });
 
   async function hammer(name: string, requests: number, thinkMs: number): Promise<void> {

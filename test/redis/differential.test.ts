@@ -15,7 +15,7 @@ import {
   RedisWindowLimiter,
 } from "../../src/redis.ts";
 import { ReferenceStore } from "./reference.ts";
-import { describeRedis, type RedisServer, startRedis } from "./server.ts";
+import { describeRedis, type RedisServer, startRedis, useRedis } from "./server.ts";
 
 type SpecInput =
   | { kind: "s"; limit: number; interval: number; burst: number; initialFrac: number }
@@ -88,13 +88,9 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
   let redis: Redis;
   let run = 0;
 
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.port, "127.0.0.1", { lazyConnect: false });
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    await server?.stop();
+  useRedis((s, r) => {
+    server = s;
+    redis = r;
   });
 
   test("random reserve/cancel/pause/advance sequences give identical grant times, µs for µs", async () => {

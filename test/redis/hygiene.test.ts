@@ -12,7 +12,7 @@ import {
   RedisStore,
   RedisWindowLimiter,
 } from "../../src/redis.ts";
-import { describeRedis, type RedisServer, startRedis } from "./server.ts";
+import { describeRedis, type RedisServer, startRedis, useRedis } from "./server.ts";
 
 /** Redis Cluster's key slot: CRC16/XMODEM of the hash tag (or the whole key), mod 16384. */
 function keySlot(key: string): number {
@@ -46,13 +46,9 @@ describeRedis("key hygiene", () => {
   let server: RedisServer;
   let redis: Redis;
 
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.port, "127.0.0.1");
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    await server?.stop();
+  useRedis((s, r) => {
+    server = s;
+    redis = r;
   });
 
   test("every key written carries a TTL, and every key of a store shares the store's hash tag (one Cluster slot)", async () => {

@@ -17,7 +17,7 @@ import {
   type RedisStoreOptions,
   RedisWindowLimiter,
 } from "../../src/redis.ts";
-import { describeRedis, type RedisServer, startRedis } from "./server.ts";
+import { describeRedis, type RedisServer, startRedis, useRedis } from "./server.ts";
 
 const T0 = 1_760_000_000_000_000;
 
@@ -26,13 +26,9 @@ describeRedis("Redis limiters: the local queue in virtual time", () => {
   let redis: Redis;
   let family = 0;
 
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.port, "127.0.0.1");
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    await server?.stop();
+  useRedis((s, r) => {
+    server = s;
+    redis = r;
   });
 
   /** A store whose `now` is the ManualClock's (µs); each test gets its own family. */

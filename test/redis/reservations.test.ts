@@ -13,7 +13,7 @@ import {
   RedisWindowLimiter,
 } from "../../src/redis.ts";
 import { ReferenceStore } from "./reference.ts";
-import { describeRedis, type RedisServer, startRedis } from "./server.ts";
+import { describeRedis, type RedisServer, startRedis, useRedis } from "./server.ts";
 
 /** [time ms, operation, limiter, reservation id, expected grant ms | "wait" | "full" | "cancelled" | "refunded" | "none"] */
 type Step = [number, "reserve" | "cancel" | "pause", string, string, number | string, number?];
@@ -25,13 +25,9 @@ describeRedis("reservations (Lua and reference, step by step)", () => {
   let redis: Redis;
   let family = 0;
 
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.port, "127.0.0.1");
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    await server?.stop();
+  useRedis((s, r) => {
+    server = s;
+    redis = r;
   });
 
   async function play(

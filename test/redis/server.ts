@@ -4,8 +4,9 @@
  * out explicitly with SLUICE_SKIP_REDIS=1 — and then the skip is announced, never silent.
  */
 import { spawnSync } from "node:child_process";
-import { describe } from "vitest";
-import { BINARY } from "./redis-process.ts";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe } from "vitest";
+import { BINARY, type RedisServer, startRedis } from "./redis-process.ts";
 
 export { freePort, type RedisServer, startRedis } from "./redis-process.ts";
 const SKIP = process.env.SLUICE_SKIP_REDIS === "1";
@@ -34,3 +35,21 @@ export const REDIS_VERSION: string | undefined = (() => {
 /** `describe` for suites that need Redis: skipped (loudly, above) only under SLUICE_SKIP_REDIS=1. */
 export const describeRedis: typeof describe.skip = REDIS_VERSION === undefined ? describe.skip : describe;
 
+
+/**
+ * Starts a private redis-server for the enclosing suite with an ioredis client on it, hands both to
+ * `use` once ready, and stops them after the suite.
+ */
+export function useRedis(use: (server: RedisServer, redis: Redis) => void): void {
+  let server: RedisServer | undefined;
+  let redis: Redis | undefined;
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = new Redis(server.port, "127.0.0.1");
+    use(server, redis);
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+}

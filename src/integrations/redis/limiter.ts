@@ -23,6 +23,7 @@ import { MaxWaitExceededError, QueueFullError } from "../../errors.ts";
 import { abortReason } from "../../limiters/gate.ts";
 import type { AcquireOptions, GatedLimiter, Limiter, ScheduleOptions } from "../../limiters/limiter.ts";
 import {
+  checkPermits,
   describeValue,
   nonNegativeFinite,
   nonNegativeOrInfinity,
@@ -551,16 +552,6 @@ export abstract class RedisLimiter implements Limiter {
   };
 
   #checkPermits(permits: unknown): asserts permits is number {
-    if (typeof permits !== "number") {
-      throw new TypeError(`\`permits\` must be a number, got ${describeValue(permits)}`);
-    }
-    if (!Number.isSafeInteger(permits) || permits <= 0) {
-      throw new RangeError(`\`permits\` must be a positive integer, got ${describeValue(permits)}`);
-    }
-    if (permits > this.#maxPermits) {
-      throw new RangeError(
-        `\`permits\` must be at most ${this.#maxPermits} for this limiter (it can never grant more), got ${permits}`,
-      );
-    }
+    checkPermits(permits, this.#maxPermits);
   }
 }
