@@ -75,7 +75,7 @@ export class FixedWindowPolicy implements Policy {
     return this.#countIn(windowIndex(this.#origin, this.#interval, now)) === 0 && this.#pausedUntil <= now;
   }
 
-  clone(): FixedWindowPolicy {
+  clone(_now: number): FixedWindowPolicy {
     const copy = new FixedWindowPolicy(this.maxPermits, this.#interval, this.#origin);
     copy.#window = this.#window;
     copy.#count = this.#count;

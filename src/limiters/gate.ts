@@ -44,10 +44,13 @@ export class Waiter {
   reject: (reason: unknown) => void = noop;
   readonly queue: WaitQueue;
   signal: AbortSignal | undefined = undefined;
+  /** Granted through `schedule` on a policy that counts from completion: released when the task ends. */
+  readonly hold: boolean;
 
-  constructor(permits: number, queue: WaitQueue) {
+  constructor(permits: number, queue: WaitQueue, hold: boolean) {
     this.permits = permits;
     this.queue = queue;
+    this.hold = hold;
     this.seq = nextSeq++;
   }
 }
@@ -60,6 +63,7 @@ export interface ScanQueue {
   isEmpty(): boolean;
   headSeq(): number;
   headPermits(): number;
+  headHolds(): boolean;
 }
 
 /** The FIFO of one limiter object: a doubly linked list, so an abort unlinks in O(1). */
@@ -83,6 +87,9 @@ export class WaitQueue implements ScanQueue {
   }
   headPermits(): number {
     return this.head!.permits;
+  }
+  headHolds(): boolean {
+    return this.head!.hold;
   }
 
   push(waiter: Waiter): void {
@@ -143,7 +150,8 @@ export function scanQueues(
       }
     }
     if (ready) {
-      for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now);
+      const hold = queue.headHolds();
+      for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
       grant(queue);
       // Earlier stopped waiters sharing a policy with this grant may now be stopped by it as well.
       for (let j = 0; j < stopped.length; j++) {
@@ -221,6 +229,9 @@ class ProbeQueue implements ScanQueue {
   headPermits(): number {
     return this.cursor === null ? this.probe : this.cursor.permits;
   }
+  headHolds(): boolean {
+    return false; // a prediction assumes work completes at once: a lower bound
+  }
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -263,13 +274,13 @@ export class Gate {
   }
 
   /** Grants now if nobody is ahead and every policy allows it; returns whether it did. */
-  tryTakeNow(queue: WaitQueue, permits: number, now: number): boolean {
+  tryTakeNow(queue: WaitQueue, permits: number, now: number, hold: boolean): boolean {
     if (this.#timerAt <= now) this.scan(now); // an overdue timer: serve those already due first
     if (queue.head !== null) return false;
     const policies = queue.policies;
     if (this.isHeld(policies)) return false;
     for (let i = 0; i < policies.length; i++) if (policies[i]!.earliest(permits, now) > now) return false;
-    for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now);
+    for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
     // Waiters on other channels may now be stopped by what this took: recompute their holds.
     if (this.active.size > 0) this.scan(now);
     return true;
@@ -285,12 +296,12 @@ export class Gate {
     if (queue.head === null && !this.isHeld(policies)) {
       let at = now;
       for (let i = 0; i < policies.length; i++) at = Math.max(at, policies[i]!.earliest(permits, now));
-      return at - now;
+      if (at !== Infinity) return at - now; // else only in-flight work blocks: simulate its completion
     }
     const copies = new Map<Policy, Policy>();
     const copy = (p: Policy): Policy => {
       let c = copies.get(p);
-      if (c === undefined) copies.set(p, (c = p.clone()));
+      if (c === undefined) copies.set(p, (c = p.clone(now)));
       return c;
     };
     const queues: ProbeQueue[] = [];
@@ -321,8 +332,14 @@ export class Gate {
   }
 
   /** Queues a waiter that could not be granted at once; the promise settles when granted or aborted. */
-  enqueue(queue: WaitQueue, permits: number, now: number, signal: AbortSignal | undefined): Promise<void> {
-    const waiter = new Waiter(permits, queue);
+  enqueue(
+    queue: WaitQueue,
+    permits: number,
+    now: number,
+    signal: AbortSignal | undefined,
+    hold: boolean,
+  ): Promise<void> {
+    const waiter = new Waiter(permits, queue, hold);
     const promise = new Promise<void>((resolve, reject) => {
       waiter.resolve = resolve;
       waiter.reject = reject;
@@ -353,6 +370,13 @@ export class Gate {
     if (!held && changeAt === Infinity) this.scan(now); // grantable after all (defensive)
     else if (changeAt < this.#timerAt) this.#arm(changeAt, now);
     return promise;
+  }
+
+  /** Ends held grants (their task completed) and lets waiters use the capacity that frees. */
+  release(policies: readonly Policy[], permits: number): void {
+    const now = this.now();
+    for (let i = 0; i < policies.length; i++) policies[i]!.release?.(permits, now);
+    this.scan(now);
   }
 
   /** Grants nothing on `policies` for `ms`; queued waiters keep their places. */

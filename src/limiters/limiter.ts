@@ -137,6 +137,8 @@ export abstract class GatedLimiter implements Limiter {
   readonly #maxQueue: number;
   readonly #maxWait: number;
   readonly #maxPermits: number;
+  /** Some policy counts from completion: `schedule` holds its permits until the task settles. */
+  readonly #holds: boolean;
 
   /** @internal */
   readonly [INTERNALS]: LimiterInternals;
@@ -148,6 +150,7 @@ export abstract class GatedLimiter implements Limiter {
     this.#gate = new Gate(clock);
     this.#queue = new WaitQueue(policies);
     this.#maxPermits = Math.min(...policies.map((p) => p.maxPermits));
+    this.#holds = policies.some((p) => p.holdsUntilRelease === true);
     const self = this;
     this[INTERNALS] = {
       policies,
@@ -172,6 +175,10 @@ export abstract class GatedLimiter implements Limiter {
   }
 
   acquire(permits: number = 1, options?: AcquireOptions): Promise<void> {
+    return this.#acquire(permits, options, false);
+  }
+
+  #acquire(permits: number, options: AcquireOptions | undefined, hold: boolean): Promise<void> {
     this.#checkPermits(permits);
     const opts = optionsObject("options", options);
     const signal = optionalSignal("signal", opts.signal);
@@ -179,27 +186,35 @@ export abstract class GatedLimiter implements Limiter {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     const gate = this.#root();
     const now = gate.now();
-    if (gate.tryTakeNow(this.#queue, permits, now)) return RESOLVED;
+    if (gate.tryTakeNow(this.#queue, permits, now, hold)) return RESOLVED;
     if (maxWait !== Infinity) {
       const wait = gate.predict(this.#queue, permits, now);
       if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
     }
     if (this.#queue.size >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
-    return gate.enqueue(this.#queue, permits, now, signal);
+    return gate.enqueue(this.#queue, permits, now, signal, hold);
   }
 
   tryAcquire(permits: number = 1): number {
     this.#checkPermits(permits);
     const gate = this.#root();
     const now = gate.now();
-    if (gate.tryTakeNow(this.#queue, permits, now)) return 0;
+    if (gate.tryTakeNow(this.#queue, permits, now, false)) return 0;
     return gate.predict(this.#queue, permits, now);
   }
 
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     requireFunction("task", task);
     const permits = options?.permits ?? 1;
-    return this.acquire(permits, options).then(() => task());
+    if (!this.#holds) return this.#acquire(permits, options, false).then(() => task());
+    // A window counted from completion: the permits stay in flight until the task settles.
+    return this.#acquire(permits, options, true).then(async () => {
+      try {
+        return await task();
+      } finally {
+        this.#root().release(this[INTERNALS].policies, permits);
+      }
+    });
   }
 
   pause(ms: number): void {

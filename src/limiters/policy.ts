@@ -6,10 +6,12 @@
  * Contract, for any state and any `now` that never decreases between calls:
  * - `earliest(n, now)` is the earliest time ≥ `now` at which `n` permits could be granted, given the
  *   grants recorded so far (it does not change the state in a way anyone can observe);
- * - `take(n, at)` records a grant of `n` permits at `at`; it is only called with
- *   `at ≥ earliest(n, now)` and with `at` never decreasing;
+ * - `take(n, at, hold)` records a grant of `n` permits at `at`; it is only called with
+ *   `at ≥ earliest(n, now)` and with `at` never decreasing. With `hold`, a policy that counts from
+ *   completion (`holdsUntilRelease`) keeps the permits in flight until `release(n, at)`;
  * - `pause(until)` grants nothing before `until`;
- * - `clone()` copies the state, so the gate can predict waits by simulation without touching it.
+ * - `clone(now)` copies the state, so the gate can predict waits by simulation without touching it
+ *   (permits in flight are assumed to complete at `now`: a prediction is a lower bound then).
  *
  * @module
  */
@@ -18,14 +20,18 @@ export interface Policy {
   readonly maxPermits: number;
   /** The earliest time ≥ `now` at which `permits` could be granted. */
   earliest(permits: number, now: number): number;
-  /** Records a grant of `permits` at time `at`. */
-  take(permits: number, at: number): void;
+  /** Records a grant of `permits` at time `at` (`hold`: in flight until released, if supported). */
+  take(permits: number, at: number, hold?: boolean): void;
+  /** True when held grants count from their `release` (e.g. a window counted from completion). */
+  readonly holdsUntilRelease?: boolean;
+  /** Ends a held grant at `at`: from then on it counts as if granted at `at`. */
+  release?(permits: number, at: number): void;
   /** Grants nothing before `until` (a server asked us to back off). */
   pause(until: number): void;
   /** True when a fresh policy created at `now` would grant nothing this one would not: safe to forget. */
   isAtRest(now: number): boolean;
   /** An independent copy of the state. */
-  clone(): Policy;
+  clone(now: number): Policy;
   /** @internal scratch mark used by the gate's scan: the scan epoch in which a waiter holds this policy. */
   heldEpoch: number;
 }

@@ -98,7 +98,7 @@ export class SlidingCounterPolicy implements Policy {
     return previous === 0 && current === 0 && this.#pausedUntil <= now;
   }
 
-  clone(): SlidingCounterPolicy {
+  clone(_now: number): SlidingCounterPolicy {
     const copy = new SlidingCounterPolicy(this.maxPermits, this.#interval, this.#origin);
     copy.#window = this.#window;
     copy.#current = this.#current;

@@ -94,7 +94,7 @@ export class SmoothPolicy implements Policy {
     return this.nextFree() <= now - (this.#initial * this.#interval) / this.#limit;
   }
 
-  clone(): SmoothPolicy {
+  clone(_now: number): SmoothPolicy {
     const copy = new SmoothPolicy(this.#limit, this.#interval, this.#burst, this.#initial, 0);
     copy.#anchor = this.#anchor;
     copy.#count = this.#count;

@@ -16,11 +16,19 @@
  * granted at g frees its slot at g + interval exactly: 10 per second, ten at t = 0, the eleventh at
  * t = 1000.
  *
+ * `countFrom: "completion"`: permits taken through `schedule(task)` stay *in flight* — occupying
+ * their slots — until the task settles, and then count as if granted at that moment. Against a server
+ * that enforces the same strict window on arrival, that is safe whatever the latency: a response
+ * leaves the server after the request arrived, so a slot reused `interval` after the response cannot
+ * put one more request into any server window. The cost is the latency, taken once per slot. While
+ * in-flight permits are what blocks a request, its time is unknown (`earliest` is `Infinity`) and the
+ * gate waits for a release; predictions assume in-flight work completes now (a lower bound).
+ *
  * @module
  */
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
-import { optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+import { describeValue, optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
 
 /**
  * Options of {@link WindowLimiter}.
@@ -35,6 +43,13 @@ export interface WindowLimiterOptions extends BaseLimiterOptions {
   limit: number;
   /** The window length in ms. */
   interval: number;
+  /**
+   * When a permit starts to count: at the grant, or — for work run through `schedule` — when the task
+   * settles (safe against a server counting arrivals, whatever the latency; see the module note).
+   * `acquire()` has no completion to wait for and always counts from the grant.
+   * @default "grant"
+   */
+  countFrom?: "grant" | "completion";
 }
 
 /** @internal the strict rolling window over explicit time. */
@@ -51,10 +66,14 @@ export class WindowPolicy implements Policy {
   /** Cumulative count of the newest entry that has left the window. */
   #left = 0;
   #pausedUntil = -Infinity;
+  /** Permits granted with `hold` and not yet released (they occupy slots but have no time yet). */
+  #inFlight = 0;
+  readonly holdsUntilRelease: boolean;
 
-  constructor(limit: number, interval: number) {
+  constructor(limit: number, interval: number, countFromCompletion = false) {
     this.maxPermits = limit;
     this.#interval = interval;
+    this.holdsUntilRelease = countFromCompletion;
     const capacity = Math.min(limit, 8);
     this.#times = new Float64Array(capacity);
     this.#cums = new Float64Array(capacity);
@@ -78,9 +97,11 @@ export class WindowPolicy implements Policy {
   earliest(permits: number, now: number): number {
     this.#evict(now);
     const at = this.#pausedUntil > now ? this.#pausedUntil : now;
-    if (this.#total - this.#left + permits <= this.maxPermits) return at;
-    // Oldest entry j whose leaving brings the window down to `limit - permits`.
-    const threshold = this.#total - this.maxPermits + permits;
+    const free = this.maxPermits - this.#inFlight;
+    if (this.#total - this.#left + permits <= free) return at;
+    if (permits > free) return Infinity; // only a release can make room: the gate waits for it
+    // Oldest entry j whose leaving brings the window down to `free - permits`.
+    const threshold = this.#total - free + permits;
     const capacity = this.#times.length;
     let lo = 0;
     let hi = this.#size - 1;
@@ -93,7 +114,21 @@ export class WindowPolicy implements Policy {
     return leaves > at ? leaves : at;
   }
 
-  take(permits: number, at: number): void {
+  take(permits: number, at: number, hold = false): void {
+    if (hold && this.holdsUntilRelease) {
+      this.#inFlight += permits;
+      return;
+    }
+    this.#record(permits, at);
+  }
+
+  release(permits: number, at: number): void {
+    if (!this.holdsUntilRelease) return;
+    this.#inFlight -= permits;
+    this.#record(permits, at);
+  }
+
+  #record(permits: number, at: number): void {
     this.#evict(at);
     const capacity = this.#times.length;
     this.#total += permits;
@@ -131,11 +166,11 @@ export class WindowPolicy implements Policy {
 
   isAtRest(now: number): boolean {
     this.#evict(now);
-    return this.#size === 0 && this.#pausedUntil <= now;
+    return this.#size === 0 && this.#inFlight === 0 && this.#pausedUntil <= now;
   }
 
-  clone(): WindowPolicy {
-    const copy = new WindowPolicy(this.maxPermits, this.#interval);
+  clone(now: number): WindowPolicy {
+    const copy = new WindowPolicy(this.maxPermits, this.#interval, this.holdsUntilRelease);
     copy.#times = this.#times.slice();
     copy.#cums = this.#cums.slice();
     copy.#head = this.#head;
@@ -143,7 +178,14 @@ export class WindowPolicy implements Policy {
     copy.#total = this.#total;
     copy.#left = this.#left;
     copy.#pausedUntil = this.#pausedUntil;
+    // For a prediction, work in flight is assumed to complete now (the earliest it could).
+    if (this.#inFlight > 0) copy.#record(this.#inFlight, Math.max(now, this.#lastTime()));
     return copy;
+  }
+
+  #lastTime(): number {
+    if (this.#size === 0) return -Infinity;
+    return this.#times[(this.#head + this.#size - 1) % this.#times.length]!;
   }
 }
 
@@ -166,6 +208,10 @@ export class WindowLimiter extends GatedLimiter {
     const o = optionsObject("options", options);
     const limit = positiveInteger("limit", o.limit);
     const interval = positiveFinite("interval", o.interval);
-    super([new WindowPolicy(limit, interval)], { ...o, clock: resolveClock(o.clock) });
+    const countFrom = o.countFrom ?? "grant";
+    if (countFrom !== "grant" && countFrom !== "completion") {
+      throw new RangeError(`\`countFrom\` must be "grant" or "completion", got ${describeValue(countFrom)}`);
+    }
+    super([new WindowPolicy(limit, interval, countFrom === "completion")], { ...o, clock: resolveClock(o.clock) });
   }
 }
