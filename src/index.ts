@@ -31,3 +31,42 @@ export { FixedWindowLimiter, type FixedWindowLimiterOptions } from "./limiters/f
 export { SlidingCounterLimiter, type SlidingCounterLimiterOptions } from "./limiters/sliding-counter.ts";
 export { combine, CombinedLimiter, type CombinedLimiterOptions } from "./limiters/combine.ts";
 export { KeyedLimiter, type KeyedLimiterOptions } from "./limiters/keyed.ts";
+export { DEFAULTS } from "./defaults.ts";
+export {
+  createThrottledFetch,
+  type ThrottledFetch,
+} from "./http/throttled-fetch.ts";
+export type {
+  DelayContext,
+  FetchLike,
+  IdempotencyKeyOptions,
+  ResponseEvent,
+  RetryContext,
+  RetryEvent,
+  RetryOptions,
+  ThrottledFetchOptions,
+  ThrottleEvent,
+} from "./http/options.ts";
+export type { BackoffDefaults, BudgetDefaults, HttpDefaults, RetryDefaults } from "./http/defaults.ts";
+export { RetryBudget, type RetryBudgetOptions } from "./http/budget.ts";
+export { TimeoutError } from "./http/errors.ts";
+export type { NoRetryReason } from "./http/retry.ts";
+export { isReplayableBody } from "./http/body.ts";
+export {
+  EPOCH_SECONDS_THRESHOLD,
+  type HeadersLike,
+  type HttpDateOptions,
+  MAX_DELAY_MS,
+  parseHttpDate,
+  parseRateLimit,
+  parseRetryAfter,
+  parseRetryAfterMs,
+  type RateLimitInfo,
+  type RateLimitOptions,
+  type RateLimitSource,
+  type RetryAfterOptions,
+  serverDelay,
+  type ServerDelay,
+  type ServerDelayOptions,
+  type ServerDelaySource,
+} from "./http/headers.ts";
