@@ -31,3 +31,11 @@ export function redactUrl(url: string): string {
   if (parsed.origin === "null") return `${parsed.protocol}…`;
   return parsed.origin + parsed.pathname;
 }
+
+/**
+ * An error message with every URL's user info removed (`//user:pass@host` → `//host`): fetch's own
+ * messages may quote the URL, e.g. "Request cannot be constructed from a URL that includes credentials".
+ */
+export function redactMessage(message: string): string {
+  return message.replace(/\/\/[^/?#@\s]*@/g, "//");
+}

@@ -29,7 +29,7 @@ import type { Limiter } from "../limiters/limiter.ts";
 import { planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
 import { type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
-import { describeRequest } from "./redact.ts";
+import { describeRequest, redactMessage } from "./redact.ts";
 import { type AttemptOutcome, decideRetry } from "./retry.ts";
 import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
@@ -95,7 +95,14 @@ async function runCall(config: ResolvedOptions, input: RequestInfo | URL, init: 
   const { policy, clock } = config;
   const plan = await planBody(input, init, policy.limit > 0);
   if (callerSignal?.aborted) throw abortReason(callerSignal);
-  const call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods);
+  let call: ReturnType<typeof prepareCall>;
+  try {
+    call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods);
+  } catch (error) {
+    // fetch's TypeError for an invalid request may quote the URL: keep the type, drop credentials.
+    if (error instanceof TypeError) throw new TypeError(redactMessage(error.message));
+    throw error;
+  }
   const { request } = call;
   const label = describeRequest(request.method, request.url);
   const idempotent = policy.methods.has(request.method) || call.hasIdempotencyKey;

@@ -76,3 +76,21 @@ export function reply(status: number, headers: Record<string, string> = {}, body
 export async function flush(turns = 10): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Awaits `promise` while firing the clock's timers whenever the code under test is waiting on one:
+ * for code whose next step depends on real I/O (msw, sockets) as well as virtual time.
+ */
+export async function settle<T>(clock: ManualClock, promise: Promise<T>): Promise<T> {
+  let done = false;
+  const watched = promise.finally(() => {
+    done = true;
+  });
+  watched.catch(() => {});
+  for (let spins = 0; !done; spins++) {
+    if (spins > 10_000) throw new Error("settle(): the promise neither settled nor armed a timer");
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (!done && clock.pendingTimers > 0) await clock.advanceTo(clock.nextTimerAt!);
+  }
+  return promise;
+}
