@@ -9,6 +9,8 @@ import { type Clock, MAX_TIMER_DELAY } from "../clock.ts";
 import type { Limiter } from "../limiters/limiter.ts";
 import { KeyedLimiter } from "../limiters/keyed.ts";
 import { resolveClock } from "../limiters/limiter.ts";
+import { LIMITER_DEFAULTS } from "../limiters/defaults.ts";
+import { WindowLimiter } from "../limiters/window.ts";
 import {
   describeValue,
   nonNegativeFinite,
@@ -159,7 +161,16 @@ export interface ThrottledFetchOptions {
    * The limiter every attempt takes permits from — share one instance between all clients of an
    * API. A {@link KeyedLimiter} gives each `key(request)` its own limiter (default key: the origin).
    */
-  limiter: Limiter | KeyedLimiter<string>;
+  limiter?: Limiter | KeyedLimiter<string>;
+  /**
+   * Shorthand for a private limiter at a server's documented limit, "`limit` requests per
+   * `interval` ms": `new WindowLimiter({ limit, interval, countFrom: "completion" })`, the choice that
+   * is provably safe against a strict window whatever the latency. Give `limiter` instead to share
+   * one limiter between clients.
+   */
+  limit?: number;
+  /** With `limit`: the window in ms. @default 1000 */
+  interval?: number;
   /** With a `KeyedLimiter`: the key of a request. @default the request's origin, e.g. "https://api.example.com" */
   key?: (request: Request) => string;
   /** The fetch to call, read at each call (so test mocks installed later apply). @default globalThis.fetch */
@@ -301,10 +312,16 @@ function originOf(request: Request): string {
 /** Validates `options` and fills in the defaults. @internal */
 export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions {
   const o = optionsObject("options", options);
+  const clock = resolveClock(o.clock);
+  if (o.limiter !== undefined && (o.limit !== undefined || o.interval !== undefined)) {
+    throw new TypeError("`limit`/`interval` make a limiter of their own: give them or `limiter`, not both");
+  }
   const keyed = o.limiter instanceof KeyedLimiter ? o.limiter : undefined;
-  const limiter = keyed === undefined ? (o.limiter as Limiter | undefined) : undefined;
+  const limiter = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
+    ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion", clock })
+    : (o.limiter as Limiter | undefined);
   if (keyed === undefined && !isLimiter(limiter)) {
-    throw new TypeError(`\`limiter\` must be a Limiter or a KeyedLimiter, got ${describeValue(o.limiter)}`);
+    throw new TypeError(`\`limiter\` must be a Limiter or a KeyedLimiter (or give \`limit\`), got ${describeValue(o.limiter)}`);
   }
   if (keyed === undefined && o.key !== undefined) {
     throw new TypeError("`key` needs a KeyedLimiter as `limiter` (one limiter per key), got a single limiter");
@@ -350,7 +367,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     onThrottle: optionalFunction("onThrottle", o.onThrottle),
     onRetry: optionalFunction("onRetry", o.onRetry),
     onResponse: optionalFunction("onResponse", o.onResponse),
-    clock: resolveClock(o.clock),
+    clock,
     wallClock: optionalFunction("wallClock", o.wallClock) ?? Date.now,
     random: optionalFunction("random", o.random) ?? Math.random,
   };

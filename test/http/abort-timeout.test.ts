@@ -3,6 +3,7 @@
  * outlives its call. Virtual time; the fetch is scripted.
  */
 import { describe, expect, test } from "vitest";
+import type { ManualClock } from "../../src/clock.ts";
 import { WindowLimiter } from "../../src/limiters/window.ts";
 import { TimeoutError } from "../../src/http/errors.ts";
 import { isSluiceError } from "../../src/errors.ts";
@@ -11,7 +12,7 @@ import { setup } from "./support/setup.ts";
 import { flush, reply } from "./support/stub-fetch.ts";
 
 const URL_A = "https://api.example.com/items";
-const oneEverySecond = { makeLimiter: (c: never) => new WindowLimiter({ limit: 1, interval: 1000, clock: c }) };
+const oneEverySecond = { makeLimiter: (c: ManualClock) => new WindowLimiter({ limit: 1, interval: 1000, clock: c }) };
 
 describe("abort at every stage rejects with the caller's reason and leaves nothing behind", () => {
   test("already aborted: rejects at once; no permits taken, nothing sent", async () => {
@@ -219,7 +220,7 @@ describe("messages never carry credentials", () => {
 
   test("fetch's TypeError for a URL with user info keeps its type but not the credentials", async () => {
     const { api, stub } = setup();
-    const error = await api("https://alice:s3cret@api.example.com/v1/pay").catch((e: Error) => e);
+    const error = (await api("https://alice:s3cret@api.example.com/v1/pay").catch((e: unknown) => e)) as Error;
     expect(error).toBeInstanceOf(TypeError);
     for (const secret of secrets) expect(everything(error)).not.toContain(secret);
     expect(stub.calls).toHaveLength(0);

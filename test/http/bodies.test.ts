@@ -15,7 +15,7 @@ import { settle } from "./support/stub-fetch.ts";
 
 const ORIGIN = "https://bodies.test";
 const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
+beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
 afterEach(() => server.resetHandlers());
 afterAll(() => server.close());
 

@@ -158,7 +158,8 @@ describe("properties", () => {
     hookDelay: fc.option(fc.integer({ min: 0, max: 100_000 }), { nil: undefined }),
     limit: fc.integer({ min: 0, max: 5 }),
   });
-  const run = (i: fc.infer<typeof inputArb>) => decideRetry({
+  type Generated = typeof inputArb extends fc.Arbitrary<infer T> ? T : never;
+  const run = (i: Generated) => decideRetry({
     ...i,
     policy: { ...policy, limit: i.limit },
     random: () => i.random,

@@ -71,6 +71,18 @@ describe("fetch semantics", () => {
   });
 });
 
+describe("limit/interval shorthand: a private window counted from completion", () => {
+  test("the server's documented limit, safe whatever the latency", async () => {
+    const clock = new ManualClock();
+    const stub = new StubFetch(clock, () => new Promise((resolve) => clock.setTimeout(() => resolve(reply(200)), 50)));
+    const api = createThrottledFetch({ limit: 2, interval: 1000, clock, fetch: stub.fetch });
+    const all = Promise.all([1, 2, 3, 4].map(() => api(URL_A)));
+    await clock.runAll();
+    await all;
+    expect(stub.times).toEqual([0, 0, 1050, 1050]); // 1000 after each response arrived (50 ms latency)
+  });
+});
+
 describe("every attempt takes permits", () => {
   test("a retry waits for the limiter like any request (1 per second: retry at 1000, not 500)", async () => {
     const { api, stub, clock } = setup({ makeLimiter: (c) => new WindowLimiter({ limit: 1, interval: 1000, clock: c }) });
@@ -551,7 +563,9 @@ describe("options are checked when the fetch is created", () => {
   const clock = new ManualClock();
   const limiter = new SmoothLimiter({ limit: 1, clock });
   test.each<[string, Record<string, unknown>, RegExp]>([
-    ["no limiter", {}, /`limiter` must be a Limiter or a KeyedLimiter, got undefined/],
+    ["no limiter", {}, /`limiter` must be a Limiter or a KeyedLimiter \(or give `limit`\), got undefined/],
+    ["a limiter and a limit", { limiter, limit: 5 }, /give them or `limiter`, not both/],
+    ["a bad limit", { limit: 0 }, /`limit` must be a positive integer, got 0/],
     ["a key without a KeyedLimiter", { limiter, key: () => "k" }, /`key` needs a KeyedLimiter/],
     ["a negative retry limit", { limiter, retry: -1 }, /`retry.limit` must be a non-negative integer, got -1/],
     ["a fractional retry limit", { limiter, retry: { limit: 1.5 } }, /`retry.limit` must be a non-negative integer, got 1.5/],
