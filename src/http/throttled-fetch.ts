@@ -129,7 +129,7 @@ async function runCall(config: ResolvedOptions, input: RequestInfo | URL, init: 
       // Looked up per attempt: a KeyedLimiter may have replaced an idle key's limiter meanwhile.
       const limiter: Limiter = config.keyed === undefined ? config.limiter! : config.keyed.get(key!);
       let sent = false;
-      let timedOut = false;
+      let timedOut: TimeoutError | undefined;
       let result: AttemptResult;
       try {
         const response = await limiter.schedule(async () => {
@@ -137,8 +137,8 @@ async function runCall(config: ResolvedOptions, input: RequestInfo | URL, init: 
           attempts++;
           const attempt = new AbortController();
           const timer = startTimer(clock, config.timeout, () => {
-            timedOut = true;
-            attempt.abort(new TimeoutError(label, "attempt", config.timeout, attempts));
+            timedOut = new TimeoutError(label, "attempt", config.timeout, attempts);
+            attempt.abort(timedOut);
           });
           try {
             const signal = anySignal([callSignal, config.timeout === Infinity ? undefined : attempt.signal]);
@@ -153,9 +153,8 @@ async function runCall(config: ResolvedOptions, input: RequestInfo | URL, init: 
         if (!sent) throw error;
         // The caller's abort (or the total timeout) wins over whatever the attempt failed with.
         if (callSignal?.aborted) throw abortReason(callSignal);
-        result = timedOut
-          ? { error: new TimeoutError(label, "attempt", config.timeout, attempts, { cause: error }), timedOut }
-          : { error, timedOut };
+        // An attempt cut off by our timeout fails with the TimeoutError, whatever fetch made of the abort.
+        result = timedOut !== undefined ? { error: timedOut, timedOut: true } : { error, timedOut: false };
       }
 
       if (result.response !== undefined && !isResponse(result.response)) {

@@ -106,7 +106,7 @@ describe("connection faults", () => {
   });
 
   test("a POST whose connection is reset is not retried: the caller gets fetch's network error", async () => {
-    server = await startServer((req) => req.socket.destroy());
+    server = await startServer((req) => void req.socket.destroy());
     const error = await fast()(`${server.url}/pay`, { method: "POST", body: "10 EUR" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TypeError);
     expect(server.arrivals).toHaveLength(1);
@@ -175,7 +175,7 @@ describe("a streamed upload", () => {
   });
 
   test("whose connection is reset is not re-sent, even as a PUT", async () => {
-    server = await startServer((req) => req.socket.destroy());
+    server = await startServer((req) => void req.socket.destroy());
     const error = await fast()(`${server.url}/up`, { method: "PUT", body: upload("data"), duplex: "half" } as RequestInit)
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TypeError);
