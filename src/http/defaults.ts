@@ -49,6 +49,8 @@ export interface HttpDefaults {
   readonly lenientRetryAfter: boolean;
   /** Pause the limiter when RateLimit / X-RateLimit headers report a remaining quota of 0. */
   readonly rateLimitHeaders: boolean;
+  /** Send an idempotency key with non-idempotent requests (and retry them like idempotent ones). */
+  readonly idempotencyKey: boolean;
   /** The header `idempotencyKey: true` sets on non-idempotent requests. */
   readonly idempotencyKeyHeader: string;
   /** Retry settings. */
@@ -73,6 +75,7 @@ export const HTTP_DEFAULTS: HttpDefaults = Object.freeze({
   // A lenient misread can only make us wait longer; a strict one falls back to a shorter backoff.
   lenientRetryAfter: true,
   rateLimitHeaders: true,
+  idempotencyKey: false,
   idempotencyKeyHeader: "Idempotency-Key",
   retry: Object.freeze({
     limit: 2,

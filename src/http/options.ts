@@ -290,7 +290,8 @@ function randomUuid(): string {
 }
 
 function resolveIdempotencyKey(value: unknown): ResolvedOptions["idempotencyKey"] {
-  if (value === undefined || value === false) return undefined;
+  if (value === undefined) value = HTTP_DEFAULTS.idempotencyKey;
+  if (value === false) return undefined;
   const o = value === true ? {} : optionsObject("idempotencyKey", value as IdempotencyKeyOptions);
   const header = o.header ?? HTTP_DEFAULTS.idempotencyKeyHeader;
   if (typeof header !== "string" || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
