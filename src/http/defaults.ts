@@ -5,7 +5,15 @@
  * @module
  */
 
-/** Backoff between retries that the server did not time: full jitter, `random(0, min(cap, base·2ⁿ⁻¹))`. */
+/**
+ * Backoff between retries that the server did not time: full jitter, `random(0, min(cap, base·2ⁿ⁻¹))`.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULTS } from "sluice";
+ * DEFAULTS.retry.backoff.base; // 1000
+ * ```
+ */
 export interface BackoffDefaults {
   /** The first retry waits up to this many ms; each further retry doubles it. */
   readonly base: number;
@@ -13,7 +21,15 @@ export interface BackoffDefaults {
   readonly cap: number;
 }
 
-/** The retry budget shared by every call of one throttled fetch (see `RetryBudget`). */
+/**
+ * The retry budget shared by every call of one throttled fetch (see `RetryBudget`).
+ *
+ * @example
+ * ```ts
+ * import { DEFAULTS } from "sluice";
+ * DEFAULTS.retry.budget.ratio; // 0.2
+ * ```
+ */
 export interface BudgetDefaults {
   /** Retry tokens each call earns: retries stay below this share of calls (0.2 = 20 %). */
   readonly ratio: number;
@@ -21,7 +37,15 @@ export interface BudgetDefaults {
   readonly reserve: number;
 }
 
-/** When and how a throttled fetch retries. */
+/**
+ * When and how a throttled fetch retries.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULTS } from "sluice";
+ * DEFAULTS.retry.maxRetryAfter; // 60000
+ * ```
+ */
 export interface RetryDefaults {
   /** Retries after the first attempt (so `limit + 1` attempts at most). */
   readonly limit: number;
@@ -37,7 +61,15 @@ export interface RetryDefaults {
   readonly budget: BudgetDefaults;
 }
 
-/** Defaults of {@link createThrottledFetch} options. */
+/**
+ * Defaults of {@link createThrottledFetch} options.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULTS } from "sluice";
+ * DEFAULTS.timeout; // 60000
+ * ```
+ */
 export interface HttpDefaults {
   /** Permits each attempt costs. */
   readonly permits: number;

@@ -24,10 +24,26 @@ import { RetryBudget, type RetryBudgetOptions } from "./budget.ts";
 import { HTTP_DEFAULTS } from "./defaults.ts";
 import type { NoRetryReason, RetryPolicy } from "./retry.ts";
 
-/** A function with the signature of `fetch`. */
+/**
+ * A function with the signature of `fetch`.
+ *
+ * @example
+ * ```ts
+ * const logged: FetchLike = (input, init) => (console.log(init?.method ?? "GET"), fetch(input, init));
+ * ```
+ */
 export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
-/** What the `shouldRetry` hook is told about the attempt that just ended. */
+/**
+ * What the `shouldRetry` hook is told about the attempt that just ended.
+ *
+ * @example
+ * ```ts
+ * // GitHub answers an exhausted quota with 403: retry it like a 429.
+ * const shouldRetry = ({ response }: RetryContext) =>
+ *   response?.status === 403 && response.headers.get("x-ratelimit-remaining") === "0" ? true : undefined;
+ * ```
+ */
 export interface RetryContext {
   /** The call, as a `Request` (URL, method, headers; the body when replayable — read a `clone()`). */
   readonly request: Request;
@@ -41,7 +57,14 @@ export interface RetryContext {
   readonly retryAfter?: number;
 }
 
-/** What the `delay` hook is told: the retry context plus the delay sluice computed. */
+/**
+ * What the `delay` hook is told: the retry context plus the delay sluice computed.
+ *
+ * @example
+ * ```ts
+ * const delay = ({ computed, attempt }: DelayContext) => (attempt === 1 ? Math.min(computed, 100) : undefined);
+ * ```
+ */
 export interface DelayContext extends RetryContext {
   /** The delay sluice would wait, in ms (server delay or backoff). */
   readonly computed: number;
@@ -91,7 +114,15 @@ export interface RetryOptions {
   delay?: (context: DelayContext) => number | undefined;
 }
 
-/** Sent to `onThrottle` when a response throttled us or reported an exhausted quota. */
+/**
+ * Sent to `onThrottle` when a response throttled us or reported an exhausted quota.
+ *
+ * @example
+ * ```ts
+ * const onThrottle = ({ reason, delay, paused, key }: ThrottleEvent) =>
+ *   console.warn(`${key ?? "api"} ${reason}: asked ${delay} ms, paused ${paused} ms`);
+ * ```
+ */
 export interface ThrottleEvent {
   readonly request: Request;
   readonly response: Response;
@@ -107,7 +138,15 @@ export interface ThrottleEvent {
   readonly paused: number;
 }
 
-/** Sent to `onRetry` before waiting for a retry. */
+/**
+ * Sent to `onRetry` before waiting for a retry.
+ *
+ * @example
+ * ```ts
+ * const onRetry = ({ attempt, delay, response, error }: RetryEvent) =>
+ *   console.info(`retry #${attempt} in ${delay} ms after ${response?.status ?? String(error)}`);
+ * ```
+ */
 export interface RetryEvent {
   readonly request: Request;
   /** The response being retried (its body is cancelled). */
@@ -123,7 +162,15 @@ export interface RetryEvent {
   readonly key: string | undefined;
 }
 
-/** Sent to `onResponse` for every response, retried or final. */
+/**
+ * Sent to `onResponse` for every response, retried or final.
+ *
+ * @example
+ * ```ts
+ * const onResponse = ({ response, attempt, retrying }: ResponseEvent) =>
+ *   metrics.count("http", { status: response.status, attempt, final: !retrying });
+ * ```
+ */
 export interface ResponseEvent {
   readonly request: Request;
   /** The response. Read its body only on a `clone()`, and only when `retrying` is false. */
@@ -136,7 +183,14 @@ export interface ResponseEvent {
   readonly key: string | undefined;
 }
 
-/** Options of `idempotencyKey`. */
+/**
+ * Options of `idempotencyKey`.
+ *
+ * @example
+ * ```ts
+ * const idempotencyKey: IdempotencyKeyOptions = { header: "X-Request-Id", generate: () => crypto.randomUUID() };
+ * ```
+ */
 export interface IdempotencyKeyOptions {
   /** The header to set. @default "Idempotency-Key" */
   header?: string;

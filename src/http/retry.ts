@@ -54,7 +54,16 @@ export type AttemptOutcome =
     readonly timedOut: boolean;
   };
 
-/** Why an attempt was not retried. */
+/**
+ * Why an attempt was not retried (`ResponseEvent.reason`).
+ *
+ * @example
+ * ```ts
+ * const onResponse = ({ reason }: { reason?: NoRetryReason }) => {
+ *   if (reason === "retry-after-too-long") scheduleForLater();
+ * };
+ * ```
+ */
 export type NoRetryReason =
   /** The rule (or the `shouldRetry` hook) says this outcome is final. */
   | "not-retryable"

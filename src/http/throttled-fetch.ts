@@ -39,6 +39,12 @@ import { anySignal, sleep, startTimer } from "./timers.ts";
  * A function with `fetch`'s signature and semantics: it resolves with the final `Response` whatever
  * its status, and rejects only where fetch would (network errors, the caller's abort reason) or
  * with sluice's typed errors (`TimeoutError`, `MaxWaitExceededError`, `QueueFullError`).
+ *
+ * @example
+ * ```ts
+ * const api: ThrottledFetch = createThrottledFetch({ limit: 10, interval: 1000 });
+ * const ky2 = ky.create({ fetch: api, retry: 0 }); // anything that takes a fetch takes it
+ * ```
  */
 export type ThrottledFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
