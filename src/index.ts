@@ -3,14 +3,17 @@
  *
  * Limiters that many concurrent callers share — smooth (future debt), strict rolling window, fixed
  * window, sliding counter — combined atomically across channels, keyed per host or tenant, with FIFO
- * order, abort, max-wait and bounded queues, all testable in virtual time.
+ * order, abort, max-wait and bounded queues, all testable in virtual time; and a fetch-compatible
+ * client on top that honours the server (Retry-After, RateLimit headers), pauses every caller on a
+ * 429 and retries only when it is safe.
  *
  * @example
  * ```ts
- * import { SmoothLimiter } from "sluice";
+ * import { createThrottledFetch, SmoothLimiter } from "sluice";
  *
  * const limiter = new SmoothLimiter({ limit: 10, interval: 1000 });
- * const pages = await Promise.all(urls.map((url) => limiter.schedule(() => fetch(url))));
+ * const api = createThrottledFetch({ limiter });
+ * const pages = await Promise.all(urls.map((url) => api(url)));
  * ```
  *
  * @module
