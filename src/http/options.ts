@@ -233,7 +233,8 @@ export interface ThrottledFetchOptions {
   permits?: number | ((request: Request) => number);
   /**
    * Reject with `MaxWaitExceededError` when the limiter predicts a longer wait than this (ms),
-   * before queueing. @default the limiter's own `maxWait`
+   * before queueing; a retry that would wait longer is not made (the caller gets the response).
+   * @default the limiter's own `maxWait`
    */
   maxWait?: number;
   /** Retry settings, or a number of retries. @default DEFAULTS.retry */

@@ -13,8 +13,8 @@
  *   message sent — so retrying could do it twice; the caller gets the response or error instead.
  * - Never: once `limit` retries were made; when the body was a stream (it cannot be sent again
  *   intact); when the server asks for more than `maxRetryAfter` (the caller gets that response:
- *   no clamping, no early retry); when the wait would end past `totalTimeout`; when the retry budget
- *   is spent (throttled retries excepted).
+ *   no clamping, no early retry); when the wait would end past `totalTimeout` or exceed `maxWait`;
+ *   when the retry budget is spent (throttled retries excepted).
  *
  * The delay: the server's delay when it gave one, else exponential backoff with full jitter,
  * `random(0, min(cap, base·2ⁿ⁻¹))` for the n-th retry; never less than the server asked, whatever
@@ -75,6 +75,8 @@ export type NoRetryReason =
   | "retry-after-too-long"
   /** The wait would end after `totalTimeout`. */
   | "total-timeout"
+  /** The wait would be longer than the caller's `maxWait`. */
+  | "max-wait"
   /** The retry budget shared by all callers is spent. */
   | "budget";
 
@@ -107,6 +109,8 @@ export interface RetryInput {
   readonly elapsed: number;
   /** The call's total timeout, ms (`Infinity` = none). */
   readonly totalTimeout: number;
+  /** The longest wait for one attempt the caller accepts, ms (`Infinity` or absent = any). */
+  readonly maxWait?: number | undefined;
   readonly policy: RetryPolicy;
   /** Uniform random numbers in [0, 1), for jitter. */
   readonly random: () => number;
@@ -213,6 +217,7 @@ export async function decideRetry(input: RetryInput): Promise<RetryDecision> {
   // The hook may shorten our backoff, never the server's delay.
   const delay = Math.max(chosen ?? computed, serverDelay ?? 0);
   if (input.elapsed + delay >= input.totalTimeout) return { retry: false, reason: "total-timeout" };
+  if (input.maxWait !== undefined && delay > input.maxWait) return { retry: false, reason: "max-wait" };
   if (!throttled && input.budget !== undefined && !input.budget.tryWithdraw()) return { retry: false, reason: "budget" };
   return { retry: true, delay, throttled };
 }

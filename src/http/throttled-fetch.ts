@@ -240,6 +240,7 @@ async function afterAttempt(
       replayable: ctx.replayable,
       elapsed: config.clock.now() - ctx.started,
       totalTimeout: config.totalTimeout,
+      maxWait: config.maxWait,
       policy: config.policy,
       random: config.random,
       budget: config.budget,

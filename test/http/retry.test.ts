@@ -61,6 +61,8 @@ describe("decideRetry(): the rule as a table", () => {
     ["streamed body", { replayable: false, outcome: response(503) }, { retry: false, reason: "streamed-body" }],
     ["streamed body on a 200 is just final", { replayable: false, outcome: response(200) }, { retry: false, reason: "not-retryable" }],
     ["wait would end at the deadline", { elapsed: 9500, totalTimeout: 10_000, outcome: response(503) }, { retry: false, reason: "total-timeout" }],
+    ["wait longer than maxWait", { maxWait: 400, outcome: response(503) }, { retry: false, reason: "max-wait" }],
+    ["wait within maxWait", { maxWait: 500, outcome: response(503) }, { retry: true, delay: 500, throttled: false }],
     ["wait ends before the deadline", { elapsed: 9499, totalTimeout: 10_000, outcome: response(503) }, { retry: true, delay: 500, throttled: false }],
   ])("%s", async (_name, overrides, expected) => {
     expect(await decideRetry(input(overrides))).toEqual(expected);

@@ -130,6 +130,17 @@ describe("every attempt takes permits", () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
+  test("maxWait: a retry whose wait would be longer is not made; the caller gets the response", async () => {
+    const events: ResponseEvent[] = [];
+    const { api, stub } = setup({ maxWait: 1000, onResponse: (e) => events.push(e) });
+    stub.then(() => reply(429, { "retry-after": "5" }));
+    const response = await api(URL_A);
+    expect(response.status).toBe(429);
+    expect(await response.text()).toBe("status 429");
+    expect(stub.calls).toHaveLength(1);
+    expect(events.map((e) => e.reason)).toEqual(["max-wait"]);
+  });
+
   test("with countFrom: 'completion' the window counts from when each response arrived", async () => {
     const { api, stub, clock } = setup({
       makeLimiter: (c) => new WindowLimiter({ limit: 1, interval: 1000, clock: c, countFrom: "completion" }),
