@@ -140,6 +140,7 @@ describe("server signals and the shared pause", () => {
 });
 
 describe("properties", () => {
+  const now = Date.UTC(2025, 0, 15, 12);
   const outcomeArb: fc.Arbitrary<AttemptOutcome> = fc.oneof(
     fc.record({
       kind: fc.constant("response" as const),
@@ -218,6 +219,28 @@ describe("properties", () => {
         expect(decision.delay).toBeLessThan(backoffStep(i.attempt, policy.backoff));
       }
     }));
+  });
+
+  test("reading hostile headers never throws, and every delay is a finite whole number of ms ≥ 0", () => {
+    // Header values as servers can send them: any Latin-1 text without CR, LF or NUL.
+    const value = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 60 });
+    const interesting = fc.oneof(value, fc.constantFrom("0", "1.5", "-1", "1e3", "99999999999999999999", '"p";r=0;t=5', "Wed, 15 Jan 2025 12:00:30 GMT"));
+    const names = ["retry-after", "retry-after-ms", "ratelimit", "ratelimit-policy", "ratelimit-remaining", "ratelimit-reset",
+      "x-ratelimit-remaining", "x-ratelimit-reset", "x-ratelimit-reset-after", "date", "age"];
+    fc.assert(fc.property(
+      fc.constantFrom(200, 403, 429, 503),
+      fc.dictionary(fc.constantFrom(...names), interesting),
+      (status, headers) => {
+        const signals = readServerSignals(new Response(null, { status, headers }), { now, lenient: true, rateLimitHeaders: true });
+        for (const ms of [signals.delay?.ms, signals.exhausted?.resetMs]) {
+          if (ms === undefined) continue;
+          expect(Number.isSafeInteger(ms)).toBe(true);
+          expect(ms).toBeGreaterThanOrEqual(0);
+        }
+        const pause = pauseFor(signals, 1, policy);
+        if (pause !== undefined) expect(pause.ms).toBeLessThanOrEqual(policy.maxRetryAfter);
+      },
+    ), { numRuns: 2000 });
   });
 
   test("RetryBudget: retries ≤ reserve + ratio × calls over any sequence, exactly", () => {
