@@ -262,7 +262,10 @@ export interface ThrottledFetchOptions {
   onRetry?: (event: RetryEvent) => void;
   /** Every response, before it is returned or retried. */
   onResponse?: (event: ResponseEvent) => void;
-  /** Timers and elapsed time, e.g. a `ManualClock` in tests. @default the limiter's clock (built-in limiters), else systemClock */
+  /**
+   * Timers and elapsed time, e.g. a `ManualClock` in tests; it must keep the limiter's time.
+   * @default the limiter's clock (built-in limiters), else systemClock
+   */
   clock?: Clock;
   /** Epoch ms, for HTTP-dates and epoch resets (the `Date` header is preferred when present). @default Date.now */
   wallClock?: () => number;
@@ -368,12 +371,9 @@ function originOf(request: Request): string {
 /** Validates `options` and fills in the defaults. @internal */
 export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions {
   const o = optionsObject("options", options);
-  // Timers must run on the limiter's clock (a ManualClock in tests): default to it, refuse another.
+  // Timers run on the limiter's clock unless told otherwise, so a ManualClock limiter needs nothing more.
   const limiterClock = o.limiter instanceof GatedLimiter ? o.limiter[INTERNALS].clock : undefined;
   const clock = resolveClock(o.clock ?? limiterClock);
-  if (limiterClock !== undefined && clock !== limiterClock) {
-    throw new TypeError("`clock` must be the limiter's clock (or be left out to use it), got another clock");
-  }
   if (o.limiter !== undefined && (o.limit !== undefined || o.interval !== undefined)) {
     throw new TypeError("`limit`/`interval` make a limiter of their own: give them or `limiter`, not both");
   }
