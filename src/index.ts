@@ -3,14 +3,17 @@
  *
  * Limiters that many concurrent callers share — smooth (future debt), strict rolling window, fixed
  * window, sliding counter — combined atomically across channels, keyed per host or tenant, with FIFO
- * order, abort, max-wait and bounded queues, all testable in virtual time.
+ * order, abort, max-wait and bounded queues, all testable in virtual time; and a fetch-compatible
+ * client on top that honours the server (Retry-After, RateLimit headers), pauses every caller on a
+ * 429 and retries only when it is safe.
  *
  * @example
  * ```ts
- * import { SmoothLimiter } from "sluice";
+ * import { createThrottledFetch, SmoothLimiter } from "sluice";
  *
  * const limiter = new SmoothLimiter({ limit: 10, interval: 1000 });
- * const pages = await Promise.all(urls.map((url) => limiter.schedule(() => fetch(url))));
+ * const api = createThrottledFetch({ limiter });
+ * const pages = await Promise.all(urls.map((url) => api(url)));
  * ```
  *
  * @module
@@ -31,3 +34,42 @@ export { FixedWindowLimiter, type FixedWindowLimiterOptions } from "./limiters/f
 export { SlidingCounterLimiter, type SlidingCounterLimiterOptions } from "./limiters/sliding-counter.ts";
 export { combine, CombinedLimiter, type CombinedLimiterOptions } from "./limiters/combine.ts";
 export { KeyedLimiter, type KeyedLimiterOptions } from "./limiters/keyed.ts";
+export { DEFAULTS } from "./defaults.ts";
+export {
+  createThrottledFetch,
+  type ThrottledFetch,
+} from "./http/throttled-fetch.ts";
+export type {
+  DelayContext,
+  FetchLike,
+  IdempotencyKeyOptions,
+  ResponseEvent,
+  RetryContext,
+  RetryEvent,
+  RetryOptions,
+  ThrottledFetchOptions,
+  ThrottleEvent,
+} from "./http/options.ts";
+export type { BackoffDefaults, BudgetDefaults, HttpDefaults, RetryDefaults } from "./http/defaults.ts";
+export { RetryBudget, type RetryBudgetOptions } from "./http/budget.ts";
+export { TimeoutError } from "./http/errors.ts";
+export type { NoRetryReason } from "./http/retry.ts";
+export { isReplayableBody } from "./http/body.ts";
+export {
+  EPOCH_SECONDS_THRESHOLD,
+  type HeadersLike,
+  type HttpDateOptions,
+  MAX_DELAY_MS,
+  parseHttpDate,
+  parseRateLimit,
+  parseRetryAfter,
+  parseRetryAfterMs,
+  type RateLimitInfo,
+  type RateLimitOptions,
+  type RateLimitSource,
+  type RetryAfterOptions,
+  serverDelay,
+  type ServerDelay,
+  type ServerDelayOptions,
+  type ServerDelaySource,
+} from "./http/headers.ts";

@@ -27,7 +27,7 @@ import {
   type SfList,
 } from './structured-fields.ts';
 
-export { parseHttpDate } from './http-date.ts';
+export { type HttpDateOptions, parseHttpDate } from './http-date.ts';
 
 /**
  * The largest delay, in ms, any parser here returns: `Number.MAX_SAFE_INTEGER` (about 285,000

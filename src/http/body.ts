@@ -1,0 +1,112 @@
+/**
+ * Request bodies across attempts: which can be sent again intact, and how.
+ *
+ * A body is *replayable* when its whole content is at hand: a string, `ArrayBuffer`, typed array or
+ * `DataView`, `Blob`/`File`, `FormData` or `URLSearchParams`. Before the first attempt such a body is
+ * snapshotted once (bytes copied, form entries copied) so that every attempt sends exactly what the
+ * caller passed, even if the caller mutates their array or form afterwards. A `Request` object's body
+ * is always a stream (the original value is not observable), so it is read into an `ArrayBuffer`
+ * once — only when a retry is possible at all — and sent with its `Content-Length` on every attempt.
+ *
+ * Any other body (a `ReadableStream`, an async iterable, an unknown object) is *streamed*: it is sent
+ * once, as given, and the request is never retried — re-sending it would send it empty or partly,
+ * the bug behind got#1382 and fetch-retry#99. Streaming without buffering is the caller's choice, so
+ * it is kept; to make such a request retryable, pass the content as one of the types above.
+ *
+ * @module
+ */
+
+/** What the attempts of one call send as their body. */
+export type BodyPlan =
+  /** No body: GET and friends, or a body-less POST. */
+  | { readonly kind: "none" }
+  /**
+   * Sent intact on every attempt. `value` replaces the caller's body in each attempt's init
+   * (`undefined` when the caller's init can be passed as is: only one attempt can happen).
+   */
+  | { readonly kind: "replayable"; readonly value: BodyInit | undefined; readonly view: BodyInit }
+  /** A stream: sent once as given; never retried. */
+  | { readonly kind: "streamed" };
+
+/** The `[object Tag]` names of replayable body types, checked by tag so other realms' objects pass. */
+const REPLAYABLE_TAGS = new Set(["Blob", "File", "FormData", "URLSearchParams", "ArrayBuffer", "SharedArrayBuffer"]);
+
+function tagOf(value: object): string {
+  return Object.prototype.toString.call(value).slice(8, -1);
+}
+
+/**
+ * True for body values whose whole content is at hand, so they can be sent again intact.
+ *
+ * @example
+ * ```ts
+ * isReplayableBody("text");                      // true
+ * isReplayableBody(new Uint8Array([1, 2]));      // true
+ * isReplayableBody(new ReadableStream());        // false: a stream can be read once
+ * ```
+ */
+export function isReplayableBody(body: unknown): boolean {
+  if (typeof body === "string") return true;
+  if (typeof body !== "object" || body === null) return false;
+  return ArrayBuffer.isView(body) || REPLAYABLE_TAGS.has(tagOf(body));
+}
+
+/**
+ * A copy of a replayable body that later changes to the caller's object cannot affect: bytes are
+ * copied, form entries and search params re-added. Strings and Blobs are immutable and kept.
+ */
+export function snapshotBody(body: BodyInit): BodyInit {
+  if (typeof body === "string") return body;
+  if (ArrayBuffer.isView(body)) {
+    return new Uint8Array(body.buffer, body.byteOffset, body.byteLength).slice();
+  }
+  switch (tagOf(body)) {
+    case "ArrayBuffer":
+      return (body as ArrayBuffer).slice(0);
+    case "SharedArrayBuffer":
+      return new Uint8Array(body as unknown as SharedArrayBuffer).slice();
+    case "FormData": {
+      const copy = new FormData();
+      for (const [name, value] of body as FormData) copy.append(name, value);
+      return copy;
+    }
+    case "URLSearchParams":
+      return new URLSearchParams(body as URLSearchParams);
+    default:
+      return body; // Blob, File: immutable
+  }
+}
+
+/**
+ * Decides how the attempts of one `fetch(input, init)` call send its body.
+ *
+ * @param replay whether a retry is possible at all; when false nothing is copied or buffered and the
+ *   caller's body goes out untouched.
+ * @returns the plan; rejects (like `fetch` would) when a `Request`'s body was already used.
+ * @example
+ * ```ts
+ * const plan = await planBody("https://example.com", { method: "POST", body: "hi" }, true);
+ * plan.kind; // "replayable"
+ * ```
+ */
+export async function planBody(input: RequestInfo | URL, init: RequestInit | undefined, replay: boolean): Promise<BodyPlan> {
+  const own = init?.body;
+  if (own !== undefined && own !== null) {
+    if (!isReplayableBody(own)) return { kind: "streamed" };
+    if (!replay) return { kind: "replayable", value: undefined, view: own };
+    const snapshot = snapshotBody(own);
+    return { kind: "replayable", value: snapshot, view: snapshot };
+  }
+  if (!isRequest(input) || input.body === null) return { kind: "none" };
+  if (!replay) return { kind: "streamed" };
+  // Read once; later attempts pass the bytes as init.body, which takes precedence over the used body.
+  const bytes = await input.arrayBuffer();
+  return { kind: "replayable", value: bytes, view: bytes };
+}
+
+/** True for a `Request` object from any realm (checked by shape, not `instanceof`). */
+export function isRequest(input: unknown): input is Request {
+  return typeof input === "object" && input !== null && !(input instanceof URL) &&
+    typeof (input as Request).url === "string" && typeof (input as Request).method === "string" &&
+    typeof (input as Request).headers === "object" && typeof (input as Request).arrayBuffer === "function";
+}

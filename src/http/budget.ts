@@ -1,0 +1,84 @@
+/**
+ * RetryBudget: bounds retries across all callers, so a failing server is not hit by N× load.
+ *
+ * A token bucket in the style of Finagle's retry budget and gRPC's retry throttling, without a
+ * clock: every call deposits `ratio` tokens (at most `max(reserve, 1)` are held), every retry withdraws one,
+ * and a retry is allowed only while a whole token is left. So over any stretch of time,
+ *
+ *     retries ≤ reserve + ratio × calls
+ *
+ * — with the defaults (0.2, 10), at most 20 % more requests than calls, plus 10 for a quiet client
+ * whose first calls fail. Healthy traffic refills the budget; a storm drains it and then only every
+ * fifth failure is retried. Tokens are kept as integer millionths, so the bound is exact (no
+ * floating-point drift over millions of calls).
+ *
+ * Retries the server timed (429, or 503 with Retry-After) do not spend the budget: they wait for
+ * the server's time through the shared, paused limiter, which already bounds their rate.
+ *
+ * @module
+ */
+import { HTTP_DEFAULTS } from "./defaults.ts";
+import { nonNegativeFinite, nonNegativeInteger, optionsObject } from "../validate.ts";
+
+const SCALE = 1_000_000;
+
+/**
+ * Options of {@link RetryBudget}.
+ *
+ * @example
+ * ```ts
+ * const options: RetryBudgetOptions = { ratio: 0.1, reserve: 5 };
+ * ```
+ */
+export interface RetryBudgetOptions {
+  /** Tokens each call earns; retries stay within this share of calls. @default 0.2 */
+  ratio?: number;
+  /** Tokens at the start and at most (at least 1 is held): retries a quiet client may make. @default 10 */
+  reserve?: number;
+}
+
+/**
+ * A retry budget that one or several throttled fetches share (pass the same instance as
+ * `retry.budget`).
+ *
+ * @example
+ * ```ts
+ * import { createThrottledFetch, RetryBudget, SmoothLimiter } from "sluice";
+ * const budget = new RetryBudget({ ratio: 0.1, reserve: 5 });
+ * const limiter = new SmoothLimiter({ limit: 10 });
+ * const a = createThrottledFetch({ limiter, retry: { budget } });
+ * const b = createThrottledFetch({ limiter, retry: { budget } }); // retries of a and b share it
+ * ```
+ */
+export class RetryBudget {
+  readonly #ratio: number;
+  /** The most tokens held: the reserve, but at least one whole token so a ratio alone can retry. */
+  readonly #capacity: number;
+  #tokens: number;
+
+  constructor(options?: RetryBudgetOptions) {
+    const o = optionsObject("options", options);
+    const ratio = nonNegativeFinite("ratio", o.ratio ?? HTTP_DEFAULTS.retry.budget.ratio);
+    const reserve = nonNegativeInteger("reserve", o.reserve ?? HTTP_DEFAULTS.retry.budget.reserve);
+    this.#ratio = Math.round(ratio * SCALE);
+    this.#capacity = Math.max(reserve, 1) * SCALE;
+    this.#tokens = reserve * SCALE;
+  }
+
+  /** Whole retries available right now. */
+  get available(): number {
+    return Math.floor(this.#tokens / SCALE);
+  }
+
+  /** Records a call (its first attempt): earns `ratio` tokens, up to `max(reserve, 1)`. */
+  deposit(): void {
+    this.#tokens = Math.min(this.#capacity, this.#tokens + this.#ratio);
+  }
+
+  /** Takes one token for a retry; `false` (and nothing taken) when less than one is left. */
+  tryWithdraw(): boolean {
+    if (this.#tokens < SCALE) return false;
+    this.#tokens -= SCALE;
+    return true;
+  }
+}

@@ -1,0 +1,435 @@
+/**
+ * Options of {@link createThrottledFetch}: the public types, and their validation into the
+ * resolved settings the loop reads. Bad options throw at creation time, naming the option and the
+ * value (``RangeError: `retry.limit` must be a non-negative integer, got -1``).
+ *
+ * @module
+ */
+import { type Clock, MAX_TIMER_DELAY } from "../clock.ts";
+import type { Limiter } from "../limiters/limiter.ts";
+import { KeyedLimiter } from "../limiters/keyed.ts";
+import { GatedLimiter, INTERNALS, resolveClock } from "../limiters/limiter.ts";
+import { LIMITER_DEFAULTS } from "../limiters/defaults.ts";
+import { WindowLimiter } from "../limiters/window.ts";
+import {
+  describeValue,
+  nonNegativeFinite,
+  nonNegativeInteger,
+  nonNegativeOrInfinity,
+  optionsObject,
+  positiveInteger,
+  requireFunction,
+} from "../validate.ts";
+import { RetryBudget, type RetryBudgetOptions } from "./budget.ts";
+import { HTTP_DEFAULTS } from "./defaults.ts";
+import type { NoRetryReason, RetryPolicy } from "./retry.ts";
+
+/**
+ * A function with the signature of `fetch`.
+ *
+ * @example
+ * ```ts
+ * const logged: FetchLike = (input, init) => (console.log(init?.method ?? "GET"), fetch(input, init));
+ * ```
+ */
+export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * What the `shouldRetry` hook is told about the attempt that just ended.
+ *
+ * @example
+ * ```ts
+ * // GitHub answers an exhausted quota with 403: retry it like a 429.
+ * const shouldRetry = ({ response }: RetryContext) =>
+ *   response?.status === 403 && response.headers.get("x-ratelimit-remaining") === "0" ? true : undefined;
+ * ```
+ */
+export interface RetryContext {
+  /** The call, as a `Request` (URL, method, headers; the body when replayable — read a `clone()`). */
+  readonly request: Request;
+  /** The response, when the attempt got one. Don't read its body. */
+  readonly response?: Response;
+  /** The error, when the attempt failed (a network error, or a `TimeoutError` for an attempt timeout). */
+  readonly error?: unknown;
+  /** Attempts made so far (1 after the first). */
+  readonly attempt: number;
+  /** The delay the server asked for, in ms, when it gave one. */
+  readonly retryAfter?: number;
+}
+
+/**
+ * What the `delay` hook is told: the retry context plus the delay sluice computed.
+ *
+ * @example
+ * ```ts
+ * const delay = ({ computed, attempt }: DelayContext) => (attempt === 1 ? Math.min(computed, 100) : undefined);
+ * ```
+ */
+export interface DelayContext extends RetryContext {
+  /** The delay sluice would wait, in ms (server delay or backoff). */
+  readonly computed: number;
+}
+
+/**
+ * Retry settings. Every field has a default in `DEFAULTS.retry`.
+ *
+ * @example
+ * ```ts
+ * const retry: RetryOptions = { limit: 4, maxRetryAfter: 120_000, backoff: { base: 250, cap: 10_000 } };
+ * ```
+ */
+export interface RetryOptions {
+  /** Retries after the first attempt; `0` disables retries. @default 2 */
+  limit?: number;
+  /**
+   * Methods retried on any retryable status or network error (idempotent ones). Others are retried
+   * only on 429, or 503 with a server delay. @default ["GET","HEAD","OPTIONS","TRACE","PUT","DELETE","QUERY"]
+   */
+  methods?: readonly string[];
+  /** Statuses that may be retried. @default [408, 429, 500, 502, 503, 504] */
+  statusCodes?: readonly number[];
+  /**
+   * The longest server-requested delay honoured, in ms. A longer Retry-After (or reset) is not
+   * clamped: the call resolves with that response, nothing is paused, and `onThrottle` sees the
+   * delay. @default 60000
+   */
+  maxRetryAfter?: number;
+  /** Full-jitter exponential backoff for retries the server did not time, in ms. @default { base: 1000, cap: 30000 } */
+  backoff?: { base?: number; cap?: number };
+  /**
+   * Bounds retries across all calls of this throttled fetch: a {@link RetryBudget} (share one
+   * instance between fetches), its options, or `false` for none. @default { ratio: 0.2, reserve: 10 }
+   */
+  budget?: RetryBudget | RetryBudgetOptions | false;
+  /**
+   * Overrides the retry rule for one outcome: `true` retry, `false` don't, `undefined` use the
+   * rule. It cannot lift the hard limits (`limit`, streamed bodies, `maxRetryAfter`, `totalTimeout`,
+   * budget).
+   */
+  shouldRetry?: (context: RetryContext) => boolean | undefined | PromiseLike<boolean | undefined>;
+  /**
+   * Overrides the delay before a retry, in ms; `undefined` keeps the computed one. It can shorten
+   * the backoff but never the server's delay.
+   */
+  delay?: (context: DelayContext) => number | undefined;
+}
+
+/**
+ * Sent to `onThrottle` when a response throttled us or reported an exhausted quota.
+ *
+ * @example
+ * ```ts
+ * const onThrottle = ({ reason, delay, paused, key }: ThrottleEvent) =>
+ *   console.warn(`${key ?? "api"} ${reason}: asked ${delay} ms, paused ${paused} ms`);
+ * ```
+ */
+export interface ThrottleEvent {
+  readonly request: Request;
+  readonly response: Response;
+  /** The attempt that got the response (1-based). */
+  readonly attempt: number;
+  /** The key of the limiter (with a `KeyedLimiter`). */
+  readonly key: string | undefined;
+  /** `"throttled"`: 429, or 503 with a delay. `"quota-exhausted"`: RateLimit headers say 0 remaining. */
+  readonly reason: "throttled" | "quota-exhausted";
+  /** The delay the server asked for, in ms (the backoff step on a 429 without one). */
+  readonly delay: number;
+  /** How long the shared limiter was paused, in ms: `delay`, or 0 when it exceeds `maxRetryAfter`. */
+  readonly paused: number;
+}
+
+/**
+ * Sent to `onRetry` before waiting for a retry.
+ *
+ * @example
+ * ```ts
+ * const onRetry = ({ attempt, delay, response, error }: RetryEvent) =>
+ *   console.info(`retry #${attempt} in ${delay} ms after ${response?.status ?? String(error)}`);
+ * ```
+ */
+export interface RetryEvent {
+  readonly request: Request;
+  /** The response being retried (its body is cancelled). */
+  readonly response?: Response;
+  /** The error being retried. */
+  readonly error?: unknown;
+  /** The attempt that failed (1-based); the retry is attempt `attempt + 1`. */
+  readonly attempt: number;
+  /** ms until the retry may go (the limiter may add its own wait). */
+  readonly delay: number;
+  /** True when the server timed this retry (429, or 503 with a delay). */
+  readonly throttled: boolean;
+  readonly key: string | undefined;
+}
+
+/**
+ * Sent to `onResponse` for every response, retried or final.
+ *
+ * @example
+ * ```ts
+ * const onResponse = ({ response, attempt, retrying }: ResponseEvent) =>
+ *   metrics.count("http", { status: response.status, attempt, final: !retrying });
+ * ```
+ */
+export interface ResponseEvent {
+  readonly request: Request;
+  /** The response. Read its body only on a `clone()`, and only when `retrying` is false. */
+  readonly response: Response;
+  readonly attempt: number;
+  /** True when this response will be discarded and the request retried. */
+  readonly retrying: boolean;
+  /** Why it is not retried (when `retrying` is false). */
+  readonly reason: NoRetryReason | undefined;
+  readonly key: string | undefined;
+}
+
+/**
+ * Options of `idempotencyKey`.
+ *
+ * @example
+ * ```ts
+ * const idempotencyKey: IdempotencyKeyOptions = { header: "X-Request-Id", generate: () => crypto.randomUUID() };
+ * ```
+ */
+export interface IdempotencyKeyOptions {
+  /** The header to set. @default "Idempotency-Key" */
+  header?: string;
+  /** Makes a new key for each call. @default crypto.randomUUID */
+  generate?: () => string;
+}
+
+/**
+ * Options of {@link createThrottledFetch}.
+ *
+ * @example
+ * ```ts
+ * const options: ThrottledFetchOptions = {
+ *   limiter: new WindowLimiter({ limit: 100, interval: 60_000, countFrom: "completion" }),
+ *   retry: { limit: 3 },
+ *   timeout: 10_000,
+ * };
+ * ```
+ */
+export interface ThrottledFetchOptions {
+  /**
+   * The limiter every attempt takes permits from — share one instance between all clients of an
+   * API. A {@link KeyedLimiter} gives each `key(request)` its own limiter (default key: the origin).
+   */
+  limiter?: Limiter | KeyedLimiter<string>;
+  /**
+   * Shorthand for a private limiter at a server's documented limit, "`limit` requests per
+   * `interval` ms": `new WindowLimiter({ limit, interval, countFrom: "completion" })`, the choice that
+   * is provably safe against a strict window whatever the latency. Give `limiter` instead to share
+   * one limiter between clients.
+   */
+  limit?: number;
+  /** With `limit`: the window in ms. @default 1000 */
+  interval?: number;
+  /** With a `KeyedLimiter`: the key of a request. @default the request's origin, e.g. "https://api.example.com" */
+  key?: (request: Request) => string;
+  /** The fetch to call, read at each call (so test mocks installed later apply). @default globalThis.fetch */
+  fetch?: FetchLike;
+  /** Permits one attempt costs, or a function of the request (e.g. estimated tokens). @default 1 */
+  permits?: number | ((request: Request) => number);
+  /**
+   * Reject with `MaxWaitExceededError` when the limiter predicts a longer wait than this (ms),
+   * before queueing; a retry that would wait longer is not made (the caller gets the response).
+   * @default the limiter's own `maxWait`
+   */
+  maxWait?: number;
+  /** Retry settings, or a number of retries. @default DEFAULTS.retry */
+  retry?: number | RetryOptions;
+  /**
+   * Per attempt: ms until the response headers must arrive (the body is read by the caller, under
+   * the caller's signal). `Infinity` for none. @default 60000
+   */
+  timeout?: number;
+  /** The whole call — queueing, attempts, retry waits — in ms. @default Infinity */
+  totalTimeout?: number;
+  /** Accept decimal Retry-After seconds (`1.5`), which RFC 9110 does not allow. @default true */
+  lenientRetryAfter?: boolean;
+  /** Pause the limiter until the reset when RateLimit / X-RateLimit headers say 0 remaining. @default true */
+  rateLimitHeaders?: boolean;
+  /**
+   * Send an idempotency key, the same on every attempt of a call, with non-idempotent requests
+   * (POST, PATCH) — and retry them like idempotent ones, since the server deduplicates. A key the
+   * caller set on the request is kept. @default false
+   */
+  idempotencyKey?: boolean | IdempotencyKeyOptions;
+  /** A response throttled us (429, 503 + delay) or reported an exhausted quota. */
+  onThrottle?: (event: ThrottleEvent) => void;
+  /** A retry is about to wait. */
+  onRetry?: (event: RetryEvent) => void;
+  /** Every response, before it is returned or retried. */
+  onResponse?: (event: ResponseEvent) => void;
+  /**
+   * Timers and elapsed time, e.g. a `ManualClock` in tests; it must keep the limiter's time.
+   * @default the limiter's clock (built-in limiters), else systemClock
+   */
+  clock?: Clock;
+  /** Epoch ms, for HTTP-dates and epoch resets (the `Date` header is preferred when present). @default Date.now */
+  wallClock?: () => number;
+  /** Uniform random numbers in [0, 1), for jitter. @default Math.random */
+  random?: () => number;
+}
+
+/** The settings the loop reads. @internal */
+export interface ResolvedOptions {
+  readonly limiter: Limiter | undefined;
+  readonly keyed: KeyedLimiter<string> | undefined;
+  readonly key: (request: Request) => string;
+  readonly fetch: FetchLike | undefined;
+  readonly permits: number | ((request: Request) => number);
+  readonly maxWait: number | undefined;
+  readonly policy: RetryPolicy;
+  readonly budget: RetryBudget | undefined;
+  readonly shouldRetry: RetryOptions["shouldRetry"];
+  readonly delay: RetryOptions["delay"];
+  readonly timeout: number;
+  readonly totalTimeout: number;
+  readonly lenientRetryAfter: boolean;
+  readonly rateLimitHeaders: boolean;
+  readonly idempotencyKey: { readonly header: string; readonly generate: () => string } | undefined;
+  readonly onThrottle: ThrottledFetchOptions["onThrottle"];
+  readonly onRetry: ThrottledFetchOptions["onRetry"];
+  readonly onResponse: ThrottledFetchOptions["onResponse"];
+  readonly clock: Clock;
+  readonly wallClock: () => number;
+  readonly random: () => number;
+}
+
+function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
+  return value === undefined ? undefined : requireFunction(name, value);
+}
+
+function optionalBoolean(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") throw new TypeError(`\`${name}\` must be a boolean, got ${describeValue(value)}`);
+  return value;
+}
+
+/** A timer length: positive ms up to the runtime's timer range, or Infinity. */
+function timerLength(name: string, value: unknown): number {
+  const ms = nonNegativeOrInfinity(name, value);
+  if (ms === 0 || (ms > MAX_TIMER_DELAY && ms !== Infinity)) {
+    throw new RangeError(`\`${name}\` must be a positive number of ms up to ${MAX_TIMER_DELAY}, or Infinity, got ${describeValue(value)}`);
+  }
+  return ms;
+}
+
+function isLimiter(value: unknown): value is Limiter {
+  const l = value as Limiter;
+  return typeof l === "object" && l !== null && typeof l.schedule === "function" && typeof l.pause === "function";
+}
+
+function methodList(value: unknown): ReadonlySet<string> {
+  if (!Array.isArray(value) || value.some((m) => typeof m !== "string" || m === "")) {
+    throw new TypeError(`\`retry.methods\` must be an array of method names, got ${describeValue(value)}`);
+  }
+  return new Set(value.map((m: string) => m.toUpperCase()));
+}
+
+function statusList(value: unknown): ReadonlySet<number> {
+  if (!Array.isArray(value) || value.some((s) => !Number.isInteger(s) || s < 100 || s > 599)) {
+    throw new TypeError(`\`retry.statusCodes\` must be an array of HTTP statuses (100–599), got ${describeValue(value)}`);
+  }
+  return new Set(value as number[]);
+}
+
+/** A version-4 UUID from `crypto.randomUUID`, or from `getRandomValues` where that is missing. */
+function randomUuid(): string {
+  const c = globalThis.crypto;
+  if (typeof c?.randomUUID === "function") return c.randomUUID();
+  const b = c.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function resolveIdempotencyKey(value: unknown): ResolvedOptions["idempotencyKey"] {
+  if (value === undefined) value = HTTP_DEFAULTS.idempotencyKey;
+  if (value === false) return undefined;
+  const o = value === true ? {} : optionsObject("idempotencyKey", value as IdempotencyKeyOptions);
+  const header = o.header ?? HTTP_DEFAULTS.idempotencyKeyHeader;
+  if (typeof header !== "string" || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
+    throw new TypeError(`\`idempotencyKey.header\` must be a header name, got ${describeValue(header)}`);
+  }
+  return { header, generate: optionalFunction("idempotencyKey.generate", o.generate) ?? randomUuid };
+}
+
+function resolveBudget(value: unknown): RetryBudget | undefined {
+  if (value === false) return undefined;
+  if (value instanceof RetryBudget) return value;
+  return new RetryBudget(optionsObject("retry.budget", value as RetryBudgetOptions));
+}
+
+function originOf(request: Request): string {
+  return new URL(request.url).origin;
+}
+
+/** Validates `options` and fills in the defaults. @internal */
+export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions {
+  const o = optionsObject("options", options);
+  // Timers run on the limiter's clock unless told otherwise, so a ManualClock limiter needs nothing more.
+  const limiterClock = o.limiter instanceof GatedLimiter ? o.limiter[INTERNALS].clock : undefined;
+  const clock = resolveClock(o.clock ?? limiterClock);
+  if (o.limiter !== undefined && (o.limit !== undefined || o.interval !== undefined)) {
+    throw new TypeError("`limit`/`interval` make a limiter of their own: give them or `limiter`, not both");
+  }
+  const keyed = o.limiter instanceof KeyedLimiter ? o.limiter : undefined;
+  const limiter = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
+    ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion", clock })
+    : (o.limiter as Limiter | undefined);
+  if (keyed === undefined && !isLimiter(limiter)) {
+    throw new TypeError(`\`limiter\` must be a Limiter or a KeyedLimiter (or give \`limit\`), got ${describeValue(o.limiter)}`);
+  }
+  if (keyed === undefined && o.key !== undefined) {
+    throw new TypeError("`key` needs a KeyedLimiter as `limiter` (one limiter per key), got a single limiter");
+  }
+  const permits = o.permits ?? HTTP_DEFAULTS.permits;
+  if (typeof permits !== "function") positiveInteger("permits", permits);
+
+  const r = typeof o.retry === "number"
+    ? { limit: o.retry }
+    : optionsObject("retry", o.retry);
+  const d = HTTP_DEFAULTS.retry;
+  const backoff = optionsObject("retry.backoff", r.backoff);
+  const base = nonNegativeFinite("retry.backoff.base", backoff.base ?? d.backoff.base);
+  const cap = nonNegativeFinite("retry.backoff.cap", backoff.cap ?? d.backoff.cap);
+  const maxRetryAfter = nonNegativeFinite("retry.maxRetryAfter", r.maxRetryAfter ?? d.maxRetryAfter);
+  for (const [name, value] of [["retry.backoff.cap", cap], ["retry.maxRetryAfter", maxRetryAfter]] as const) {
+    if (value > MAX_TIMER_DELAY) throw new RangeError(`\`${name}\` must be at most ${MAX_TIMER_DELAY} ms, got ${value}`);
+  }
+  const policy: RetryPolicy = {
+    limit: nonNegativeInteger("retry.limit", r.limit ?? d.limit),
+    methods: methodList(r.methods ?? d.methods),
+    statusCodes: statusList(r.statusCodes ?? d.statusCodes),
+    maxRetryAfter,
+    backoff: { base, cap },
+  };
+
+  return {
+    limiter,
+    keyed,
+    key: optionalFunction("key", o.key) ?? originOf,
+    fetch: optionalFunction("fetch", o.fetch),
+    permits,
+    maxWait: o.maxWait === undefined ? undefined : nonNegativeOrInfinity("maxWait", o.maxWait),
+    policy,
+    budget: policy.limit === 0 ? undefined : resolveBudget(r.budget),
+    shouldRetry: optionalFunction("retry.shouldRetry", r.shouldRetry),
+    delay: optionalFunction("retry.delay", r.delay),
+    timeout: timerLength("timeout", o.timeout ?? HTTP_DEFAULTS.timeout),
+    totalTimeout: timerLength("totalTimeout", o.totalTimeout ?? HTTP_DEFAULTS.totalTimeout),
+    lenientRetryAfter: optionalBoolean("lenientRetryAfter", o.lenientRetryAfter, HTTP_DEFAULTS.lenientRetryAfter),
+    rateLimitHeaders: optionalBoolean("rateLimitHeaders", o.rateLimitHeaders, HTTP_DEFAULTS.rateLimitHeaders),
+    idempotencyKey: resolveIdempotencyKey(o.idempotencyKey),
+    onThrottle: optionalFunction("onThrottle", o.onThrottle),
+    onRetry: optionalFunction("onRetry", o.onRetry),
+    onResponse: optionalFunction("onResponse", o.onResponse),
+    clock,
+    wallClock: optionalFunction("wallClock", o.wallClock) ?? Date.now,
+    random: optionalFunction("random", o.random) ?? Math.random,
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * What a response says about the shared rate: "slow down" (throttled), "you have used it all"
+ * (quota exhausted), or nothing. Pure: the time comes in as `now` (epoch ms).
+ *
+ * One caller's 429 is everyone's news: callers of a throttled fetch share one limiter (per key), so
+ * the loop pauses that limiter for the delay read here and every caller waits, keeping its place.
+ * When a response reports `remaining: 0` with a reset time, the limiter pauses until the reset
+ * *before* any request is rejected. Delays longer than `maxRetryAfter` pause nobody: the server's
+ * response goes back to the caller instead of the whole client stalling for hours.
+ *
+ * @module
+ */
+import { parseRateLimit, type RateLimitSource, serverDelay, type ServerDelaySource } from "./headers.ts";
+import { backoffStep, type RetryPolicy } from "./retry.ts";
+
+/** The server signals read from one response. */
+export interface ServerSignals {
+  /** The delay the server asked for (any status, see `serverDelay`), in ms, and where it came from. */
+  readonly delay: { readonly ms: number; readonly source: ServerDelaySource } | undefined;
+  /** 429, or 503 with a delay: the server refused the request to slow us down. */
+  readonly throttled: boolean;
+  /**
+   * Not throttled, but the RateLimit / X-RateLimit headers report 0 remaining and when the quota
+   * resets (ms from now).
+   */
+  readonly exhausted: { readonly resetMs: number; readonly source: RateLimitSource } | undefined;
+}
+
+/** Options of {@link readServerSignals}. */
+export interface ServerSignalOptions {
+  /** The current time, epoch ms (HTTP-dates and epoch resets are measured against the `Date` header when present). */
+  readonly now: number;
+  /** Accept decimal Retry-After seconds. */
+  readonly lenient: boolean;
+  /** Read RateLimit / X-RateLimit headers for an exhausted quota. */
+  readonly rateLimitHeaders: boolean;
+}
+
+/**
+ * Reads the delay, throttling and quota signals of a response.
+ *
+ * @example
+ * ```ts
+ * const r = new Response(null, { status: 429, headers: { "Retry-After": "2" } });
+ * readServerSignals(r, { now: Date.now(), lenient: true, rateLimitHeaders: true });
+ * // { delay: { ms: 2000, source: "retry-after" }, throttled: true, exhausted: undefined }
+ * ```
+ */
+export function readServerSignals(
+  response: { readonly status: number; readonly headers: Headers },
+  options: ServerSignalOptions,
+): ServerSignals {
+  const found = serverDelay(response, { now: options.now, lenient: options.lenient });
+  const delay = found === undefined ? undefined : { ms: found.delayMs, source: found.source };
+  const throttled = response.status === 429 || (response.status === 503 && delay !== undefined);
+  let exhausted: ServerSignals["exhausted"];
+  if (!throttled && options.rateLimitHeaders) {
+    const info = parseRateLimit(response.headers, { now: options.now });
+    if (info !== undefined && info.remaining === 0 && info.resetMs !== undefined && info.resetMs > 0) {
+      exhausted = { resetMs: info.resetMs, source: info.source };
+    }
+  }
+  return { delay, throttled, exhausted };
+}
+
+/** How long to pause the shared limiter after a response, and why. */
+export interface PauseDecision {
+  /** ms to pause (> 0), or 0 for no pause. */
+  readonly ms: number;
+  /** Why: the server throttled us, or the quota is exhausted. */
+  readonly reason: "throttled" | "quota-exhausted";
+  /** The delay the server asked for (or the backoff step for a throttle without one), in ms. */
+  readonly requested: number;
+  /** The server's delay exceeded `maxRetryAfter`, so nobody is paused. */
+  readonly tooLong: boolean;
+}
+
+/**
+ * The pause the shared limiter needs after a response with these signals: the server's delay on a
+ * throttle (the backoff step when it gave none), the reset time on an exhausted quota; none when
+ * the delay exceeds `maxRetryAfter`.
+ *
+ * @example
+ * ```ts
+ * pauseFor(signals, 1, policy); // { ms: 2000, reason: "throttled", requested: 2000, tooLong: false }
+ * ```
+ */
+export function pauseFor(signals: ServerSignals, attempt: number, policy: RetryPolicy): PauseDecision | undefined {
+  let requested: number;
+  let reason: PauseDecision["reason"];
+  let fromServer = true;
+  if (signals.throttled) {
+    reason = "throttled";
+    if (signals.delay !== undefined) requested = signals.delay.ms;
+    else {
+      // No delay given: pause for our own backoff step, which `maxRetryAfter` does not limit.
+      requested = backoffStep(attempt, policy.backoff);
+      fromServer = false;
+    }
+  } else if (signals.exhausted !== undefined) {
+    requested = signals.exhausted.resetMs;
+    reason = "quota-exhausted";
+  } else {
+    return undefined;
+  }
+  const tooLong = fromServer && requested > policy.maxRetryAfter;
+  return { ms: tooLong ? 0 : requested, reason, requested, tooLong };
+}

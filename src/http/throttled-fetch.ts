@@ -1,0 +1,272 @@
+/**
+ * createThrottledFetch: a `fetch` that many callers share, paced by one limiter, that listens to
+ * the server and retries safely.
+ *
+ * One call is a loop of attempts. Each attempt is ONE task scheduled on the limiter —
+ * `limiter.schedule(() => fetch(...), { permits, signal })` — so every attempt, retries included,
+ * takes permits; the wait in the queue runs under the caller's signal (aborting gives the permits
+ * back); and the task lasts exactly until the response headers arrive or the attempt fails, which
+ * is what lets a `WindowLimiter({ countFrom: "completion" })` count each slot from the moment the
+ * response arrived — safe against a strict server window whatever the latency.
+ *
+ * After each attempt:
+ *   1. the response's server signals are read (`throttle.ts`): a 429 (or 503 with a delay) pauses
+ *      the shared limiter for the server's delay, and a quota reported at 0 pauses it until the
+ *      reset, so every caller slows down, keeping its place in the queue;
+ *   2. the retry decision is taken (`retry.ts`): rule, hooks, attempts, body, maxRetryAfter,
+ *      totalTimeout, budget;
+ *   3. a retried response's body is cancelled (its socket freed), and the caller waits: through the
+ *      limiter's pause when the server timed the retry, with a sleep only for the part of the delay
+ *      the pause does not cover — never both stacked.
+ *
+ * Time: every timer and elapsed time goes through the injected clock; epoch time (for HTTP-dates)
+ * through `wallClock`. Every timer has an owner that clears it when the attempt or call ends.
+ *
+ * @module
+ */
+import { abortReason } from "../limiters/gate.ts";
+import type { Limiter } from "../limiters/limiter.ts";
+import { planBody } from "./body.ts";
+import { TimeoutError } from "./errors.ts";
+import { type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
+import { describeRequest, redactMessage } from "./redact.ts";
+import { type AttemptOutcome, decideRetry } from "./retry.ts";
+import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
+import { pauseFor, readServerSignals } from "./throttle.ts";
+import { anySignal, sleep, startTimer } from "./timers.ts";
+
+/**
+ * A function with `fetch`'s signature and semantics: it resolves with the final `Response` whatever
+ * its status, and rejects only where fetch would (network errors, the caller's abort reason) or
+ * with sluice's typed errors (`TimeoutError`, `MaxWaitExceededError`, `QueueFullError`).
+ *
+ * @example
+ * ```ts
+ * const api: ThrottledFetch = createThrottledFetch({ limit: 10, interval: 1000 });
+ * const ky2 = ky.create({ fetch: api, retry: 0 }); // anything that takes a fetch takes it
+ * ```
+ */
+export type ThrottledFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * Makes a fetch-compatible function whose every attempt goes through `limiter`, that pauses the
+ * limiter when the server says so, and that retries safely (see the docs for the rule).
+ *
+ * @example
+ * ```ts
+ * import { createThrottledFetch, SmoothLimiter } from "sluice";
+ *
+ * const limiter = new SmoothLimiter({ limit: 10, interval: 1000 });
+ * const api = createThrottledFetch({ limiter });
+ * const responses = await Promise.all(urls.map((url) => api(url))); // one budget, no 429s
+ * ```
+ */
+export function createThrottledFetch(options: ThrottledFetchOptions): ThrottledFetch {
+  const config = resolveOptions(options);
+  return (input, init) => runCall(config, input, init);
+}
+
+/** What one attempt produced. */
+type AttemptResult =
+  | { readonly response: Response; readonly error?: undefined; readonly timedOut?: undefined }
+  | { readonly response?: undefined; readonly error: unknown; readonly timedOut: boolean };
+
+function cancelBody(response: Response): void {
+  // Frees the connection; a body the caller's hook already locked or read cannot be cancelled.
+  try {
+    response.body?.cancel().catch(() => {});
+  } catch {
+    // A locked stream throws synchronously in some runtimes.
+  }
+}
+
+function resolveFetch(config: ResolvedOptions): FetchLike {
+  const fetchImpl = config.fetch ?? (globalThis.fetch as FetchLike | undefined);
+  if (typeof fetchImpl !== "function") {
+    throw new TypeError("`fetch` must be a function: pass the `fetch` option where globalThis.fetch is missing");
+  }
+  return fetchImpl;
+}
+
+function isResponse(value: unknown): value is Response {
+  const r = value as Response;
+  return typeof r === "object" && r !== null && typeof r.status === "number" &&
+    typeof r.headers === "object" && r.headers !== null && typeof r.headers.get === "function";
+}
+
+async function runCall(config: ResolvedOptions, input: RequestInfo | URL, init: RequestInit | undefined): Promise<Response> {
+  const callerSignal = callerSignalOf(input, init);
+  if (callerSignal?.aborted) throw abortReason(callerSignal);
+  const fetchImpl = resolveFetch(config); // read at call time: mocks installed after creation apply
+  const { policy, clock } = config;
+  const plan = await planBody(input, init, policy.limit > 0);
+  if (callerSignal?.aborted) throw abortReason(callerSignal);
+  let call: ReturnType<typeof prepareCall>;
+  try {
+    call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods);
+  } catch (error) {
+    // fetch's TypeError for an invalid request may quote the URL: keep the type, drop credentials.
+    if (error instanceof TypeError) throw new TypeError(redactMessage(error.message));
+    throw error;
+  }
+  const { request } = call;
+  const label = describeRequest(request.method, request.url);
+  const idempotent = policy.methods.has(request.method) || call.hasIdempotencyKey;
+  const replayable = plan.kind !== "streamed";
+  const permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
+  const key = config.keyed === undefined ? undefined : config.key(request);
+  if (key !== undefined && typeof key !== "string") {
+    throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
+  }
+  const started = clock.now();
+  let attempts = 0;
+
+  // The total timeout aborts whatever the call is doing: queueing, an attempt, a retry wait.
+  const total = new AbortController();
+  const totalTimer = startTimer(clock, config.totalTimeout, () => {
+    total.abort(new TimeoutError(label, "total", config.totalTimeout, attempts));
+  });
+  const callSignal = anySignal([callerSignal, config.totalTimeout === Infinity ? undefined : total.signal]);
+  const scheduleOptions = { permits, signal: callSignal, ...(config.maxWait !== undefined && { maxWait: config.maxWait }) };
+  config.budget?.deposit();
+
+  try {
+    for (;;) {
+      // Looked up per attempt: a KeyedLimiter may have replaced an idle key's limiter meanwhile.
+      const limiter: Limiter = config.keyed === undefined ? config.limiter! : config.keyed.get(key!);
+      let sent = false;
+      let timedOut: TimeoutError | undefined;
+      let result: AttemptResult;
+      try {
+        const response = await limiter.schedule(async () => {
+          sent = true;
+          attempts++;
+          const attempt = new AbortController();
+          const timer = startTimer(clock, config.timeout, () => {
+            timedOut = new TimeoutError(label, "attempt", config.timeout, attempts);
+            attempt.abort(timedOut);
+          });
+          try {
+            const signal = anySignal([callSignal, config.timeout === Infinity ? undefined : attempt.signal]);
+            return await fetchImpl(input, attemptInit(init, plan, call.headers, signal));
+          } finally {
+            timer.cancel();
+          }
+        }, scheduleOptions);
+        result = { response };
+      } catch (error) {
+        // Not sent: the limiter refused or the wait was aborted; nothing was taken.
+        if (!sent) throw error;
+        // The caller's abort (or the total timeout) wins over whatever the attempt failed with.
+        if (callSignal?.aborted) throw abortReason(callSignal);
+        // An attempt cut off by our timeout fails with the TimeoutError, whatever fetch made of the abort.
+        result = timedOut !== undefined ? { error: timedOut, timedOut: true } : { error, timedOut: false };
+      }
+
+      if (result.response !== undefined && !isResponse(result.response)) {
+        throw new TypeError(`\`fetch\` must resolve with a Response, got ${typeof result.response}`);
+      }
+      const decided = await afterAttempt(config, {
+        request, result, attempt: attempts, key, limiter, idempotent, replayable, started,
+      });
+      if (decided.retry === false) {
+        if (result.response !== undefined) return result.response;
+        throw result.error;
+      }
+      // Wait out the part of the delay the limiter's pause does not already cover.
+      const sleepMs = decided.paused > 0 && decided.delay <= decided.paused ? 0 : decided.delay;
+      await sleep(clock, sleepMs, callSignal);
+    }
+  } finally {
+    totalTimer.cancel();
+  }
+}
+
+interface AttemptContext {
+  readonly request: Request;
+  readonly result: AttemptResult;
+  readonly attempt: number;
+  readonly key: string | undefined;
+  readonly limiter: Limiter;
+  readonly idempotent: boolean;
+  readonly replayable: boolean;
+  readonly started: number;
+}
+
+/**
+ * Reads the server's signals, pauses the shared limiter, decides, runs the hooks and cancels a
+ * discarded body. Returns the delay before the retry and how much of it the pause covers.
+ */
+async function afterAttempt(
+  config: ResolvedOptions,
+  ctx: AttemptContext,
+): Promise<{ retry: false } | { retry: true; delay: number; paused: number }> {
+  const { request, result, attempt, key, limiter } = ctx;
+  const response = result.response;
+  let paused = 0;
+  try {
+    let outcome: AttemptOutcome;
+    if (response !== undefined) {
+      const signals = readServerSignals(response, {
+        now: config.wallClock(),
+        lenient: config.lenientRetryAfter,
+        rateLimitHeaders: config.rateLimitHeaders,
+      });
+      const pause = pauseFor(signals, attempt, config.policy);
+      if (pause !== undefined) {
+        if (pause.ms > 0) {
+          limiter.pause(pause.ms);
+          paused = pause.ms;
+        }
+        config.onThrottle?.({ request, response, attempt, key, reason: pause.reason, delay: pause.requested, paused });
+      }
+      outcome = { kind: "response", status: response.status, serverDelay: signals.delay?.ms };
+    } else {
+      outcome = { kind: "error", timedOut: result.timedOut };
+    }
+
+    const retryAfter = outcome.kind === "response" ? outcome.serverDelay : undefined;
+    const context = {
+      request,
+      ...(response !== undefined ? { response } : { error: result.error }),
+      attempt,
+      ...(retryAfter !== undefined && { retryAfter }),
+    };
+    const { shouldRetry, delay } = config;
+    const decision = await decideRetry({
+      attempt,
+      outcome,
+      idempotent: ctx.idempotent,
+      replayable: ctx.replayable,
+      elapsed: config.clock.now() - ctx.started,
+      totalTimeout: config.totalTimeout,
+      maxWait: config.maxWait,
+      policy: config.policy,
+      random: config.random,
+      budget: config.budget,
+      shouldRetry: shouldRetry && (() => shouldRetry(context)),
+      delay: delay && ((computed) => delay({ ...context, computed })),
+    });
+
+    if (response !== undefined) {
+      config.onResponse?.({
+        request, response, attempt, key, retrying: decision.retry, reason: decision.retry ? undefined : decision.reason,
+      });
+    }
+    if (!decision.retry) return { retry: false };
+    if (response !== undefined) cancelBody(response);
+    config.onRetry?.({
+      request,
+      ...(response !== undefined ? { response } : { error: result.error }),
+      attempt,
+      delay: decision.delay,
+      throttled: decision.throttled,
+      key,
+    });
+    return { retry: true, delay: decision.delay, paused };
+  } catch (error) {
+    // A hook threw: the call fails with its error, and the response's socket is freed.
+    if (response !== undefined) cancelBody(response);
+    throw error;
+  }
+}
