@@ -34,9 +34,9 @@ export interface EntryPoint {
 }
 
 export const ENTRIES: readonly EntryPoint[] = [
-  // The main entry's budget leaves room for the throttled fetch that joins it; the limiter core
+  // The main entry holds the limiters and the throttled fetch (13 KiB of it for a fetch user); the limiter core
   // alone has its own, tighter budget in scripts/check-size.ts.
-  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 12 * 1024 },
+  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 15 * 1024 },
   { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 1024 },
   // Enable each line when its entry file lands (then `npm run sync:manifests`):
   // { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"] },

@@ -41,6 +41,7 @@ export {
 } from "./http/throttled-fetch.ts";
 export type {
   DelayContext,
+  FetchInput,
   FetchLike,
   IdempotencyKeyOptions,
   ResponseEvent,

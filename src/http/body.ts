@@ -15,6 +15,7 @@
  *
  * @module
  */
+import type { FetchInput } from "./options.ts";
 
 /** What the attempts of one call send as their body. */
 export type BodyPlan =
@@ -89,7 +90,7 @@ export function snapshotBody(body: BodyInit): BodyInit {
  * plan.kind; // "replayable"
  * ```
  */
-export async function planBody(input: RequestInfo | URL, init: RequestInit | undefined, replay: boolean): Promise<BodyPlan> {
+export async function planBody(input: FetchInput, init: RequestInit | undefined, replay: boolean): Promise<BodyPlan> {
   const own = init?.body;
   if (own !== undefined && own !== null) {
     if (!isReplayableBody(own)) return { kind: "streamed" };

@@ -56,6 +56,7 @@ export class RetryBudget {
   readonly #capacity: number;
   #tokens: number;
 
+  /** Creates a budget; share one instance between throttled fetches to bound their retries together. */
   constructor(options?: RetryBudgetOptions) {
     const o = optionsObject("options", options);
     const ratio = nonNegativeFinite("ratio", o.ratio ?? HTTP_DEFAULTS.retry.budget.ratio);

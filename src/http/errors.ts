@@ -26,6 +26,7 @@ import { SluiceError } from "../errors.ts";
  * ```
  */
 export class TimeoutError extends SluiceError {
+  /** Always "TimeoutError", like the DOMException of `AbortSignal.timeout()`. */
   override name = "TimeoutError" as const;
   /** Which bound was exceeded: one attempt's `timeout` or the call's `totalTimeout`. */
   readonly scope: "attempt" | "total";
@@ -34,6 +35,7 @@ export class TimeoutError extends SluiceError {
   /** Attempts started (sent to the server) before the call gave up. */
   readonly attempts: number;
 
+  /** Creates the error for a per-attempt or total timeout. */
   constructor(
     request: string,
     scope: "attempt" | "total",

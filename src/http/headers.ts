@@ -58,6 +58,7 @@ export const EPOCH_SECONDS_THRESHOLD = 1_704_067_200;
 
 /** The part of the fetch `Headers` class these parsers use; any `Headers` object fits. */
 export interface HeadersLike {
+  /** The field's value, or null when absent (as `Headers.get` does). */
   get(name: string): string | null;
 }
 

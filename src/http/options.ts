@@ -32,7 +32,18 @@ import type { NoRetryReason, RetryPolicy } from "./retry.ts";
  * const logged: FetchLike = (input, init) => (console.log(init?.method ?? "GET"), fetch(input, init));
  * ```
  */
-export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+export type FetchLike = (input: FetchInput, init?: RequestInit) => Promise<Response>;
+
+/**
+ * What `fetch` accepts as its first argument: a URL string, a `URL` or a `Request`. Spelled out
+ * rather than DOM's `RequestInfo`, which TypeScript projects on Node's types do not have.
+ *
+ * @example
+ * ```ts
+ * const input: FetchInput = new URL("https://api.example.com/items");
+ * ```
+ */
+export type FetchInput = string | URL | Request;
 
 /**
  * What the `shouldRetry` hook is told about the attempt that just ended.
@@ -124,7 +135,9 @@ export interface RetryOptions {
  * ```
  */
 export interface ThrottleEvent {
+  /** The request whose response asked for the pause. */
   readonly request: Request;
+  /** The response that carried the server's timing. */
   readonly response: Response;
   /** The attempt that got the response (1-based). */
   readonly attempt: number;
@@ -148,6 +161,7 @@ export interface ThrottleEvent {
  * ```
  */
 export interface RetryEvent {
+  /** The request about to be sent again. */
   readonly request: Request;
   /** The response being retried (its body is cancelled). */
   readonly response?: Response;
@@ -159,6 +173,7 @@ export interface RetryEvent {
   readonly delay: number;
   /** True when the server timed this retry (429, or 503 with a delay). */
   readonly throttled: boolean;
+  /** The limiter key of the request (with a KeyedLimiter), else undefined. */
   readonly key: string | undefined;
 }
 
@@ -172,14 +187,17 @@ export interface RetryEvent {
  * ```
  */
 export interface ResponseEvent {
+  /** The request of the final attempt. */
   readonly request: Request;
   /** The response. Read its body only on a `clone()`, and only when `retrying` is false. */
   readonly response: Response;
+  /** Which attempt produced it, from 1. */
   readonly attempt: number;
   /** True when this response will be discarded and the request retried. */
   readonly retrying: boolean;
   /** Why it is not retried (when `retrying` is false). */
   readonly reason: NoRetryReason | undefined;
+  /** The limiter key of the request (with a KeyedLimiter), else undefined. */
   readonly key: string | undefined;
 }
 

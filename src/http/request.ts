@@ -9,6 +9,7 @@
  *
  * @module
  */
+import type { FetchInput } from "./options.ts";
 import { type BodyPlan, isRequest } from "./body.ts";
 
 /** The members of `RequestInit` read by name when `init` is not a plain object (e.g. a `Request`). */
@@ -31,7 +32,7 @@ function copyInit(init: RequestInit | undefined): Record<string, unknown> {
  * The caller's signal, with fetch's precedence: `init.signal` when given (`null` = none), else the
  * `Request`'s own signal.
  */
-export function callerSignalOf(input: RequestInfo | URL, init: RequestInit | undefined): AbortSignal | undefined {
+export function callerSignalOf(input: FetchInput, init: RequestInit | undefined): AbortSignal | undefined {
   const own = init?.signal;
   if (own !== undefined) return own ?? undefined;
   return isRequest(input) ? input.signal : undefined;
@@ -53,7 +54,7 @@ export interface PreparedCall {
  * or header, or for a GET with a body.
  */
 export function prepareCall(
-  input: RequestInfo | URL,
+  input: FetchInput,
   init: RequestInit | undefined,
   plan: BodyPlan,
   idempotencyKey: { readonly header: string; readonly generate: () => string } | undefined,

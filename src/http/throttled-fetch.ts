@@ -28,7 +28,7 @@ import { abortReason } from "../limiters/gate.ts";
 import type { Limiter } from "../limiters/limiter.ts";
 import { planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
-import { type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
+import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
 import { describeRequest, redactMessage } from "./redact.ts";
 import { type AttemptOutcome, decideRetry } from "./retry.ts";
 import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
@@ -46,7 +46,7 @@ import { anySignal, sleep, startTimer } from "./timers.ts";
  * const ky2 = ky.create({ fetch: api, retry: 0 }); // anything that takes a fetch takes it
  * ```
  */
-export type ThrottledFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+export type ThrottledFetch = (input: FetchInput, init?: RequestInit) => Promise<Response>;
 
 /**
  * Makes a fetch-compatible function whose every attempt goes through `limiter`, that pauses the
@@ -94,7 +94,7 @@ function isResponse(value: unknown): value is Response {
     typeof r.headers === "object" && r.headers !== null && typeof r.headers.get === "function";
 }
 
-async function runCall(config: ResolvedOptions, input: RequestInfo | URL, init: RequestInit | undefined): Promise<Response> {
+async function runCall(config: ResolvedOptions, input: FetchInput, init: RequestInit | undefined): Promise<Response> {
   const callerSignal = callerSignalOf(input, init);
   if (callerSignal?.aborted) throw abortReason(callerSignal);
   const fetchImpl = resolveFetch(config); // read at call time: mocks installed after creation apply
