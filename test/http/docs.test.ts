@@ -1,12 +1,12 @@
 /**
- * docs/throttled-fetch.md cannot drift from the code: every default in its options table must equal
+ * README.md (its Throttled fetch section) cannot drift from the code: every default in its options table must equal
  * the one in DEFAULTS, and every option the table names must exist in ThrottledFetchOptions.
  */
 import { readFileSync } from "node:fs";
 import { expect, test } from "vitest";
 import { DEFAULTS } from "../../src/defaults.ts";
 
-const doc = readFileSync(new URL("../../docs/throttled-fetch.md", import.meta.url), "utf8");
+const doc = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
 const table = doc.slice(doc.indexOf("## Options"), doc.indexOf("## The retry rule"));
 /** [names in the first cell, the default cell] for each option row. */
 const rows = [...table.matchAll(/^\| (`[^|]+) \| ([^|]+) \|/gm)]
