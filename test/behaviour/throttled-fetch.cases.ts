@@ -1,0 +1,141 @@
+/**
+ * The throttled fetch on every runtime: real requests to a local server the case starts, with the
+ * limiter (and so every timer of the fetch) on a ManualClock. Virtual time decides *when* a request
+ * may go; the network only decides how long it takes, so the cases wait for what the server has seen
+ * (never for wall-clock durations) and cannot flake on a slow machine.
+ */
+import { createThrottledFetch, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { expect, track } from "./expect.ts";
+import { describe, test } from "./harness.ts";
+
+/** Waits, in real time, until `condition()` holds (the network is real); fails after `ms`. */
+async function until(condition: () => boolean, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** Lets in-flight network work settle without moving virtual time (a few real ms). */
+function settle(ms = 30): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+describe("throttled fetch", () => {
+  test("every attempt waits its turn on the shared limiter: 5 callers at 2 per second reach the server 2, 2, 1", async (t) => {
+    const seen: string[] = [];
+    const server = await t.serve((request) => {
+      seen.push(new URL(request.url).pathname);
+      return new Response("ok");
+    });
+    const clock = new ManualClock();
+    const api = createThrottledFetch({ limiter: new WindowLimiter({ limit: 2, interval: 1000, clock }) });
+    const calls = ["/1", "/2", "/3", "/4", "/5"].map((path) => api(`${server.url}${path}`).then((r) => r.text()));
+    await until(() => seen.length === 2, "the first two arrive");
+    await settle();
+    expect(seen.length).toBe(2);
+    await clock.advance(1000);
+    await until(() => seen.length === 4, "two more arrive a virtual second later");
+    await settle();
+    expect(seen.length).toBe(4);
+    await clock.advance(1000);
+    await until(() => seen.length === 5, "the last one arrives");
+    expect(await Promise.all(calls)).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+  }, { needs: ["serve"] });
+
+  test("one 429 with Retry-After pauses every caller until the server's time, then the refused request is retried", async (t) => {
+    const seen: string[] = [];
+    const server = await t.serve((request) => {
+      const path = new URL(request.url).pathname;
+      seen.push(path);
+      if (path === "/a" && seen.filter((p) => p === "/a").length === 1) {
+        return new Response("slow down", { status: 429, headers: { "retry-after": "2" } });
+      }
+      return new Response(`ok ${path}`);
+    });
+    const clock = new ManualClock();
+    const api = createThrottledFetch({ limiter: new SmoothLimiter({ limit: 10, interval: 1000, clock }) });
+    const a = api(`${server.url}/a`).then((r) => r.text());
+    await until(() => seen.length === 1, "the first request is refused");
+    await settle();
+    const bCall = api(`${server.url}/b`).then((r) => r.text());
+    const b = track(bCall);
+    await clock.advance(1999);
+    await settle();
+    expect(seen).toEqual(["/a"]); // nobody goes during the server's two seconds
+    expect(b.state).toBe("pending");
+    await clock.advance(1);
+    await until(() => seen.length === 2, "the first waiter goes when the pause ends");
+    await settle();
+    expect(seen.length).toBe(2); // the limiter resumes at its rate: no burst after a pause
+    await clock.advance(100);
+    await until(() => seen.length === 3, "the second goes one spacing (100 ms) later");
+    expect(await a).toBe("ok /a");
+    expect(await bCall).toBe("ok /b");
+    expect([...seen].slice(1).sort()).toEqual(["/a", "/b"]);
+  }, { needs: ["serve"] });
+
+  test("a 503 without Retry-After is retried for GET but not for POST, whose body may have been acted on", async (t) => {
+    const seen: string[] = [];
+    const server = await t.serve((request) => {
+      seen.push(request.method);
+      return seen.filter((m) => m === request.method).length === 1
+        ? new Response("unavailable", { status: 503 })
+        : new Response("ok");
+    });
+    const clock = new ManualClock();
+    const api = createThrottledFetch({
+      limiter: new SmoothLimiter({ limit: 100, interval: 1000, burst: 5, clock }),
+      retry: { limit: 1, backoff: { base: 100, cap: 100 } },
+      random: () => 0.5,
+    });
+    const post = await api(server.url, { method: "POST", body: "x" });
+    expect(post.status).toBe(503);
+    await post.body?.cancel();
+    const get = api(server.url);
+    await until(() => seen.length === 2, "the GET's first attempt");
+    await clock.advance(50); // the jittered backoff: 0.5 × 100 ms
+    expect((await get).status).toBe(200);
+    expect(seen).toEqual(["POST", "GET", "GET"]);
+  }, { needs: ["serve"] });
+
+  test("a replayable body is sent again intact on every attempt", async (t) => {
+    const bodies: string[] = [];
+    const server = await t.serve(async (request) => {
+      bodies.push(await request.text());
+      return bodies.length === 1
+        ? new Response("busy", { status: 429, headers: { "retry-after": "1" } })
+        : new Response("stored");
+    });
+    const clock = new ManualClock();
+    const api = createThrottledFetch({ limiter: new SmoothLimiter({ limit: 100, interval: 1000, clock }) });
+    const call = api(server.url, { method: "PUT", body: JSON.stringify({ name: "sluice", n: 1 }) });
+    await until(() => bodies.length === 1, "the first attempt");
+    await settle();
+    await clock.advance(1000);
+    expect(await (await call).text()).toBe("stored");
+    expect(bodies).toEqual(['{"name":"sluice","n":1}', '{"name":"sluice","n":1}']);
+  }, { needs: ["serve"] });
+
+  test("aborting while queued rejects with the reason at once; the server never sees the request", async (t) => {
+    const seen: string[] = [];
+    const server = await t.serve((request) => {
+      seen.push(new URL(request.url).pathname);
+      return new Response("ok");
+    });
+    const clock = new ManualClock();
+    const limiter = new WindowLimiter({ limit: 1, interval: 1000, clock });
+    const api = createThrottledFetch({ limiter });
+    expect((await api(`${server.url}/first`)).status).toBe(200);
+    const controller = new AbortController();
+    const queued = api(`${server.url}/queued`, { signal: controller.signal });
+    const reason = new Error("user navigated away");
+    controller.abort(reason);
+    await expect(queued).rejects.toBe(reason);
+    expect(limiter.tryAcquire()).toBe(1000); // its place was given back: the slot frees on schedule
+    await clock.advance(1000);
+    await settle();
+    expect(seen).toEqual(["/first"]);
+  }, { needs: ["serve"] });
+});
