@@ -17,6 +17,8 @@ export interface LocalApi {
   readonly refused: number;
   /** Arrival times (performance.now()) of every request. */
   readonly arrivals: readonly number[];
+  /** Every request: its arrival time (performance.now()) and whether it was accepted. */
+  readonly log: ReadonlyArray<{ readonly at: number; readonly ok: boolean }>;
   /** `count` requests, after the next `skip`, get 429 with `retry-after-ms`, whatever the window. */
   refuseNext(count: number, retryAfterMs: number, skip?: number): void;
   close(): Promise<void>;
@@ -34,6 +36,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
   const { limit, window, jitter = 10 } = options;
   const accepted: number[] = [];
   const arrivals: number[] = [];
+  const log: Array<{ at: number; ok: boolean }> = [];
   const forced: Array<number | undefined> = [];
   let ok = 0;
   let refused = 0;
@@ -57,6 +60,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       }
       if (status === 200) ok++;
       else refused++;
+      log.push({ at: now, ok: status === 200 });
       setTimeout(() => {
         res.writeHead(status, headers);
         res.end(JSON.stringify({ path: req.url, status }));
@@ -74,6 +78,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       return refused;
     },
     arrivals,
+    log,
     refuseNext(count, retryAfterMs, skip = 0) {
       for (let i = 0; i < skip; i++) forced.push(undefined);
       for (let i = 0; i < count; i++) forced.push(retryAfterMs);
