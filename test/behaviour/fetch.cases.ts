@@ -1,7 +1,7 @@
 /**
  * Limiters in front of real HTTP requests to a local server the case starts. The throttled fetch's
- * cases will join this file (or sit beside it); each needs `serve`, which every runtime but the
- * browser page provides.
+ * cases will join this file (or sit beside it); each needs `serve`, which every platform provides
+ * (the browser page through a relay: see `serve.cases.ts` for the contract).
  */
 import { ManualClock, WindowLimiter } from "../../src/index.ts";
 import { expect } from "./expect.ts";

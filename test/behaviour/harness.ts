@@ -11,7 +11,7 @@
  * A runner adapter (`run/*.ts`, a few lines each) hands every registered case to its runtime's test
  * runner — vitest, node:test, Deno.test, bun:test, or a loop in the browser page — through
  * {@link runCase}, which supplies what the case needs (a local HTTP server), enforces a timeout, and
- * cleans up after it.
+ * cleans up after it. Every platform runs every case: one that lacks what a case needs fails it.
  *
  * @module
  */
@@ -21,7 +21,11 @@ export type Handler = (request: Request) => Response | Promise<Response>;
 
 /** A local HTTP server a case started; closed by the harness after the case. */
 export interface TestServer {
-  /** Base URL, e.g. `http://127.0.0.1:43117`. */
+  /**
+   * Base URL, e.g. `http://127.0.0.1:43117` (in the browser `http://127.0.0.1:43117/__relay/3`).
+   * A request to `${url}/items?page=2` reaches the handler with `new URL(request.url)` giving
+   * pathname `/items` and search `?page=2`; read those, not the whole `request.url`.
+   */
   readonly url: string;
   close(): Promise<void>;
 }
@@ -33,14 +37,24 @@ export type Serve = (handler: Handler) => Promise<TestServer>;
 export interface Platform {
   /** A short name for messages: "node", "deno", "bun", "browser". */
   readonly name: string;
-  /** Absent where nothing can listen (a browser page). */
+  /** Absent where nothing can serve; the cases that need it then fail. */
   readonly serve?: Serve;
+}
+
+export interface ServeOptions {
+  /**
+   * A handler that throws is answered with a 500 carrying the error's message, on every platform;
+   * it also fails the case (an `expect` inside a handler must not turn into a mere 500) unless this
+   * is true, for a case about that 500.
+   * @default false
+   */
+  readonly handlerMayThrow?: boolean;
 }
 
 /** Handed to each case. */
 export interface CaseContext {
   /** Starts a local server for this case; it is closed when the case ends. */
-  serve(handler: Handler): Promise<TestServer>;
+  serve(handler: Handler, options?: ServeOptions): Promise<TestServer>;
   /** Runs `fn` when the case ends, pass or fail (last registered, first run). */
   onCleanup(fn: () => void | Promise<void>): void;
 }
@@ -49,7 +63,7 @@ export interface CaseContext {
 export type Need = "serve";
 
 export interface CaseOptions {
-  /** The case is reported as skipped on a platform that lacks one of these (never silently). */
+  /** What the case uses; on a platform that lacks one the case fails, saying which (never skipped). */
   readonly needs?: readonly Need[];
   /** Real-time limit in ms for the whole case. @default 10000 */
   readonly timeout?: number;
@@ -92,21 +106,54 @@ export function fullName(c: Case): string {
   return [...c.suite, c.name].join(" › ");
 }
 
-/** Why `c` cannot run on `platform`, or undefined when it can. */
-export function skipReason(c: Case, platform: Platform): string | undefined {
+/** What `c` needs that `platform` lacks, as a failure message; undefined when it has everything. */
+function missingNeed(c: Case, platform: Platform): string | undefined {
   for (const need of c.options.needs ?? []) {
     if (need === "serve" && platform.serve === undefined) return `needs a local server, which ${platform.name} cannot start`;
   }
   return undefined;
 }
 
+/** A cleanup that hangs fails its case rather than the whole run. */
+const CLEANUP_LIMIT = 5000;
+
+/** Settles as `work` does, or rejects with `message` after `ms` real ms; no timer outlives it. */
+async function within(work: () => unknown, ms: number, message: string): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  try {
+    await Promise.race([Promise.resolve().then(work), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Runs one case on `platform` with its timeout, then its cleanups; rejects when it fails. */
 export async function runCase(c: Case, platform: Platform): Promise<void> {
+  const missing = missingNeed(c, platform);
+  if (missing !== undefined) throw new Error(missing);
   const cleanups: (() => void | Promise<void>)[] = [];
+  const handlerErrors: unknown[] = [];
   const t: CaseContext = {
-    async serve(handler) {
+    async serve(handler, options = {}) {
+      // Declared needs are what lets a platform without a server fail the case up front, by name.
+      if (!(c.options.needs ?? []).includes("serve")) throw new Error('a case that calls t.serve() must declare `needs: ["serve"]`');
       if (platform.serve === undefined) throw new Error(`${platform.name} cannot start a server`);
-      const server = await platform.serve(handler);
+      // The same answer to a throwing handler everywhere (Deno and Bun would hide the message).
+      const guarded: Handler = async (request) => {
+        try {
+          return await handler(request);
+        } catch (error) {
+          if (options.handlerMayThrow !== true) handlerErrors.push(error);
+          return new Response(String(error), { status: 500, headers: { "content-type": "text/plain; charset=utf-8" } });
+        }
+      };
+      const started = await platform.serve(guarded);
+      let closed: Promise<void> | undefined;
+      // Once only: a case may close its server itself, and the harness closes it again after.
+      const server: TestServer = { url: started.url, close: () => (closed ??= started.close()) };
       cleanups.push(() => server.close());
       return server;
     },
@@ -115,24 +162,25 @@ export async function runCase(c: Case, platform: Platform): Promise<void> {
     },
   };
   const limit = c.options.timeout ?? 10_000;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${limit} ms (real time)`)), limit);
-  });
   let failure: { error: unknown } | undefined;
   try {
-    await Promise.race([Promise.resolve().then(() => c.fn(t)), timeout]);
+    await within(() => c.fn(t), limit, `timed out after ${limit} ms (real time)`);
   } catch (error) {
     failure = { error };
-  } finally {
-    clearTimeout(timer);
   }
   for (const cleanup of cleanups.reverse()) {
     try {
-      await cleanup();
+      await within(cleanup, CLEANUP_LIMIT, `a cleanup (e.g. closing a server) took over ${CLEANUP_LIMIT} ms`);
     } catch (error) {
       failure ??= { error }; // the case's own failure, if any, is the one worth reporting
     }
+  }
+  if (handlerErrors.length > 0) {
+    // Reported first: the case's own failure is most likely the 500 it caused.
+    const [first] = handlerErrors;
+    const then = failure === undefined ? "" : `; then the case failed: ${String(failure.error)}`;
+    const message = `the server's handler threw${handlerErrors.length > 1 ? ` ${handlerErrors.length} times` : ""}: ${String(first)}${then}`;
+    failure = { error: new Error(message, { cause: first }) };
   }
   if (failure !== undefined) throw failure.error;
 }

@@ -11,6 +11,7 @@ import "./combine.cases.ts";
 import "./waiting.cases.ts";
 import "./api.cases.ts";
 import "./fetch.cases.ts";
+import "./serve.cases.ts";
 import "./throttled-fetch.cases.ts";
 
-export { cases, fullName, runCase, skipReason } from "./harness.ts";
+export { cases, fullName, runCase } from "./harness.ts";

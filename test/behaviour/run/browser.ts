@@ -1,21 +1,25 @@
 /**
  * The behavioural suite in a browser page, against the ESM build (`/dist/index.js`, served as is),
  * plus a real-time check that only a browser can make: a limiter in front of `fetch` to the local
- * server that serves the page. Cases that need to start a server are reported as skipped (a page
- * cannot listen). Bundled and driven by `scripts/test-browser.ts`; results go to `window.__sluice`.
+ * server that serves the page. A page cannot listen, so `serve` is relayed by the host that serves
+ * the page (`serve-browser.ts`), whose control origin comes in the page's query: `?relay=<origin>`.
+ * Bundled and driven by `scripts/test-browser.ts`; results go to `window.__sluice`.
  */
 import { WindowLimiter } from "../../../src/index.ts";
 import { expect, show } from "../expect.ts";
-import { cases, fullName, runCase, skipReason } from "../index.ts";
+import { cases, fullName, runCase } from "../index.ts";
 import type { Platform } from "../harness.ts";
+import { relayServe } from "../serve-browser.ts";
 
 export interface BrowserOutcome {
   readonly name: string;
-  readonly status: "passed" | "failed" | "skipped";
+  readonly status: "passed" | "failed";
   readonly detail?: string;
 }
 
-const platform: Platform = { name: "a browser page" };
+const relay = new URLSearchParams(location.search).get("relay");
+// Without a relay the cases that need a server fail, saying so; they are never skipped.
+const platform: Platform = relay === null ? { name: "browser" } : { name: "browser", serve: relayServe(relay) };
 
 /**
  * 9 requests through a 3-per-300-ms window, in real time (the default clock: `performance.now()`):
@@ -55,11 +59,7 @@ async function runAll(): Promise<BrowserOutcome[]> {
       outcomes.push({ name, status: "failed", detail: error instanceof Error ? `${error.name}: ${error.message}` : show(error) });
     }
   };
-  for (const c of cases()) {
-    const reason = skipReason(c, platform);
-    if (reason !== undefined) outcomes.push({ name: fullName(c), status: "skipped", detail: reason });
-    else await record(fullName(c), () => runCase(c, platform));
-  }
+  for (const c of cases()) await record(fullName(c), () => runCase(c, platform));
   await record("browser › a WindowLimiter paces real fetch() calls from the page to a local server", throttledRequests);
   return outcomes;
 }
