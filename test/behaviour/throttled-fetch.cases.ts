@@ -55,10 +55,15 @@ describe("throttled fetch", () => {
       return new Response(`ok ${path}`);
     });
     const clock = new ManualClock();
-    const api = createThrottledFetch({ limiter: new SmoothLimiter({ limit: 10, interval: 1000, clock }) });
+    let paused = 0;
+    const api = createThrottledFetch({
+      limiter: new SmoothLimiter({ limit: 10, interval: 1000, clock }),
+      onThrottle: (event) => void (paused = event.paused),
+    });
     const a = api(`${server.url}/a`).then((r) => r.text());
-    await until(() => seen.length === 1, "the first request is refused");
-    await settle();
+    // Virtual time may only move once the client has read the 429 (the network is real).
+    await until(() => paused > 0, "the client has read the 429 and paused the limiter");
+    expect(paused).toBe(2000);
     const bCall = api(`${server.url}/b`).then((r) => r.text());
     const b = track(bCall);
     await clock.advance(1999);
@@ -85,17 +90,20 @@ describe("throttled fetch", () => {
         : new Response("ok");
     });
     const clock = new ManualClock();
+    const retries: number[] = [];
     const api = createThrottledFetch({
       limiter: new SmoothLimiter({ limit: 100, interval: 1000, burst: 5, clock }),
       retry: { limit: 1, backoff: { base: 100, cap: 100 } },
       random: () => 0.5,
+      onRetry: (event) => void retries.push(event.delay),
     });
     const post = await api(server.url, { method: "POST", body: "x" });
     expect(post.status).toBe(503);
     await post.body?.cancel();
     const get = api(server.url);
-    await until(() => seen.length === 2, "the GET's first attempt");
-    await clock.advance(50); // the jittered backoff: 0.5 × 100 ms
+    await until(() => retries.length === 1, "the client has read the GET's 503 and set its backoff");
+    expect(retries).toEqual([50]); // the jittered backoff: 0.5 × 100 ms
+    await clock.advance(50);
     expect((await get).status).toBe(200);
     expect(seen).toEqual(["POST", "GET", "GET"]);
   }, { needs: ["serve"] });
@@ -109,10 +117,13 @@ describe("throttled fetch", () => {
         : new Response("stored");
     });
     const clock = new ManualClock();
-    const api = createThrottledFetch({ limiter: new SmoothLimiter({ limit: 100, interval: 1000, clock }) });
+    let retried = false;
+    const api = createThrottledFetch({
+      limiter: new SmoothLimiter({ limit: 100, interval: 1000, clock }),
+      onRetry: () => void (retried = true),
+    });
     const call = api(server.url, { method: "PUT", body: JSON.stringify({ name: "sluice", n: 1 }) });
-    await until(() => bodies.length === 1, "the first attempt");
-    await settle();
+    await until(() => retried, "the client has read the 429 and will retry");
     await clock.advance(1000);
     expect(await (await call).text()).toBe("stored");
     expect(bodies).toEqual(['{"name":"sluice","n":1}', '{"name":"sluice","n":1}']);
