@@ -20,6 +20,7 @@ import { RateLimiter as TokenRateLimiter } from "limiter";
 import PQueue from "p-queue";
 import pThrottle from "p-throttle";
 import { SmoothLimiter, WindowLimiter } from "../src/index.ts";
+import { INTERNALS } from "../src/limiters/limiter.ts";
 import type { Shape } from "./lib/stats.ts";
 
 /** Options of one run: permits the task costs, and a signal that cancels it while it waits. */
@@ -43,6 +44,11 @@ export interface Gated {
   intakePending?(): number;
   /** sluice only: a bare `acquire()` (a waiter without a task), beside `run` = `schedule`. */
   acquire?(): Promise<void>;
+  /**
+   * sluice only, diagnostic: the grant times the limiter itself recorded (its policy's log), to tell
+   * the limiter's own contract apart from when the tasks actually started.
+   */
+  grantTimes?: number[];
 }
 
 /** The cheapest grant paths of a library when its limit never binds. */
@@ -111,7 +117,16 @@ function sluicePeer(id: string, label: string, shape: Shape, make: (limit: numbe
     abort: "per-call",
     create(limit, interval) {
       const limiter = make(limit, interval);
+      // Diagnostic only: record each grant the policy takes (an internal hook, not public API).
+      const grantTimes: number[] = [];
+      const policy = limiter[INTERNALS].policies[0]!;
+      const take = policy.take.bind(policy);
+      policy.take = (permits, at) => {
+        for (let i = 0; i < permits; i++) grantTimes.push(at);
+        take(permits, at);
+      };
       return {
+        grantTimes,
         run: (task, options) =>
           limiter.schedule(task, options === undefined ? undefined : { permits: options.weight ?? 1, signal: options.signal }),
         close: noop,

@@ -39,6 +39,8 @@ export interface SaturationRun {
   wallMs: number;
   /** How long the synchronous start of all callers took (tasks granted at once start after it). */
   startupMs: number;
+  /** sluice only: grant times from the limiter's own log (diagnostic). */
+  grantTimes?: number[];
 }
 
 export interface SaturationStats {
@@ -56,6 +58,8 @@ export interface SaturationStats {
   grantP99: number;
   wallMs: number;
   startupMs: number;
+  /** sluice only: the same window figures from the limiter's own grant times. */
+  byGrant?: { max1000: number; max999: number; startLagP50: number; startLagP99: number; startLagMax: number };
   error?: string;
 }
 
@@ -94,7 +98,22 @@ export async function saturate(peer: Peer, o: SaturationOptions): Promise<Satura
   clearTimeout(timer);
   const wallMs = performance.now() - t0;
   await gated.close();
-  return { peer: peer.id, t0, starts, wallMs, startupMs, ...(outcome === undefined ? {} : { error: outcome }) };
+  const grants = gated.grantTimes === undefined ? {} : { grantTimes: [...gated.grantTimes] };
+  return { peer: peer.id, t0, starts, wallMs, startupMs, ...grants, ...(outcome === undefined ? {} : { error: outcome }) };
+}
+
+/** The limiter's own view: windows over its grant times, and how long after its grant each task started. */
+function byGrant(grants: readonly number[], starts: readonly number[], o: SaturationOptions): NonNullable<SaturationStats["byGrant"]> {
+  const g = [...grants].sort((a, b) => a - b);
+  const s = [...starts].sort((a, b) => a - b);
+  const lag = s.map((t, k) => t - g[k]!); // FIFO: the k-th start belongs to the k-th grant
+  return {
+    max1000: maxInWindow(g, o.interval).max,
+    max999: maxInWindow(g, o.interval - 1).max,
+    startLagP50: percentile(lag, 50),
+    startLagP99: percentile(lag, 99),
+    startLagMax: Math.max(...lag),
+  };
 }
 
 /** Every figure of one run. */
@@ -118,6 +137,7 @@ export function saturationStats(run: SaturationRun, peer: Peer, o: SaturationOpt
     grantP99: percentile(perGrant, 99),
     wallMs: run.wallMs,
     startupMs: run.startupMs,
+    ...(run.grantTimes === undefined || run.grantTimes.length !== starts.length ? {} : { byGrant: byGrant(run.grantTimes, starts, o) }),
     ...(run.error === undefined ? {} : { error: run.error }),
   };
 }
@@ -166,6 +186,14 @@ export function saturationMarkdown(stats: readonly SaturationStats[], peers: rea
     "- *Callers' start-up*: how long starting the callers took (one synchronous loop). A library that grants at once but starts " +
       "the task in a later microtask (sluice's `schedule` does; p-throttle calls it synchronously when no delay is needed) starts the first window's " +
       "tasks only after this loop, so their timestamps lag their grants by up to this much.",
+    ...stats
+      .filter((s) => s.byGrant !== undefined)
+      .map((s) => {
+        const b = s.byGrant!;
+        return `- ${byId.get(s.peer)!.label}, diagnostic from the limiter's own grant log: max ${b.max1000} grants in any ${o.interval} ms (${b.max999} in ${o.interval - 1} ms); ` +
+          `each task started ${ms(b.startLagP50)} (p50) / ${ms(b.startLagP99)} (p99) / ${ms(b.startLagMax)} (max) after its grant. ` +
+          "The columns above count task starts — what a server would see — so that lag counts against the limiter.";
+      }),
     "- *Steady utilisation*: achieved rate ÷ limit without the start-up burst: " +
       "W·(n − L) / (L·(mean of the last L starts − mean of the first L starts)); above 100% means over the limit.",
     "- *Lateness vs ideal schedule*: k-th start minus the ideal k-th start — bursts: t0 + ⌊k / L⌋·W (the best any strict " +
