@@ -6,8 +6,10 @@
  * "at rest" — a fresh limiter for that key would grant nothing the old one would not — so eviction can
  * never let more through than the limit. Policies shared by several keys (an overall limit combined
  * into each key's limiter) are left out of that test, since forgetting one key does not forget them.
- * Keys are kept in least-recently-used order and checked a few at a time on each `get`, so the cost
- * is O(1) amortised and no timer is ever armed (an idle KeyedLimiter keeps no process alive).
+ * Keys are kept in least-recently-used order in an intrusive linked list beside the lookup Map (so a
+ * `get` never reorders the Map, whose iteration slows down under delete/re-insert churn), and the
+ * oldest few are checked on each `get`: O(1) per call whatever the number of keys, and no timer is
+ * ever armed (an idle KeyedLimiter keeps no process alive).
  * `maxKeys` is therefore a soft bound: busy keys are never dropped to honour it.
  *
  * @module
@@ -43,9 +45,13 @@ export interface KeyedLimiterOptions<K, L extends Limiter = Limiter> {
   clock?: Clock;
 }
 
-interface Entry<L> {
+interface Entry<K, L> {
+  readonly key: K;
   readonly limiter: L;
   lastUsed: number;
+  /** Neighbours in least-recently-used order (`prev` is older). */
+  prev: Entry<K, L> | null;
+  next: Entry<K, L> | null;
 }
 
 /**
@@ -64,7 +70,11 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
   readonly #maxKeys: number;
   readonly #idleTimeout: number;
   readonly #clock: Clock;
-  readonly #entries = new Map<K, Entry<L>>();
+  readonly #entries = new Map<K, Entry<K, L>>();
+  /** Least recently used. */
+  #oldest: Entry<K, L> | null = null;
+  /** Most recently used. */
+  #newest: Entry<K, L> | null = null;
   /** Per policy: how many keys' limiters include it (shared ones are left out of the idle test). */
   readonly #policyKeys = new Map<Policy, number>();
 
@@ -95,18 +105,22 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
     const now = this.#clock.now();
     let entry = this.#entries.get(key);
     if (entry !== undefined) {
-      this.#entries.delete(key); // re-insert: Map order is our LRU order
       entry.lastUsed = now;
+      if (entry !== this.#newest) {
+        this.#unlink(entry);
+        this.#append(entry);
+      }
     } else {
       const limiter = this.#create(key);
       if (typeof limiter !== "object" || limiter === null || typeof limiter.acquire !== "function") {
         throw new TypeError(`\`create\` must return a Limiter, got ${describeValue(limiter)}`);
       }
-      entry = { limiter, lastUsed: now };
+      entry = { key, limiter, lastUsed: now, prev: null, next: null };
       this.#count(limiter, +1);
+      this.#entries.set(key, entry);
+      this.#append(entry);
     }
-    this.#entries.set(key, entry);
-    this.#sweep(now, key);
+    this.#sweep(now, entry);
     return entry.limiter;
   }
 
@@ -145,21 +159,37 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
     return parts.policies.every((p) => (this.#policyKeys.get(p) ?? 0) > 1 || p.isAtRest(t));
   }
 
-  #sweep(now: number, current: K): void {
-    let examined = 0;
-    for (const [key, entry] of this.#entries) {
-      if (examined++ >= SWEEP_PER_GET || key === current) break;
+  #sweep(now: number, current: Entry<K, L>): void {
+    let entry = this.#oldest;
+    for (let examined = 0; examined < SWEEP_PER_GET && entry !== null && entry !== current; examined++) {
+      const next = entry.next;
       const over = this.#entries.size > this.#maxKeys;
       const stale = now - entry.lastUsed >= this.#idleTimeout;
       if (!over && !stale) break; // LRU order: nothing older to find
+      this.#unlink(entry);
       if (this.#atRest(entry.limiter, now)) {
-        this.#entries.delete(key);
+        this.#entries.delete(entry.key);
         this.#count(entry.limiter, -1);
       } else {
-        // Busy: move it behind the others so the next sweep looks further.
-        this.#entries.delete(key);
-        this.#entries.set(key, entry);
+        this.#append(entry); // busy: behind the others, so the next sweep looks further
       }
+      entry = next;
     }
+  }
+
+  #append(entry: Entry<K, L>): void {
+    entry.prev = this.#newest;
+    entry.next = null;
+    if (this.#newest === null) this.#oldest = entry;
+    else this.#newest.next = entry;
+    this.#newest = entry;
+  }
+
+  #unlink(entry: Entry<K, L>): void {
+    if (entry.prev === null) this.#oldest = entry.next;
+    else entry.prev.next = entry.next;
+    if (entry.next === null) this.#newest = entry.prev;
+    else entry.next.prev = entry.prev;
+    entry.prev = entry.next = null;
   }
 }
