@@ -70,6 +70,76 @@ export class Waiter extends Promise<void> {
   }
 }
 
+/** A scheduled task and what to do when it settles (e.g. release permits held until completion). */
+export type Task = () => unknown;
+
+/**
+ * A waiter that carries its scheduled task: at its grant the gate runs the task itself, at once,
+ * so the task starts at the moment it was granted (a grant for a task that only starts later would
+ * let start times bunch up beyond the limit), and no extra promise or closure waits per task.
+ */
+export class TaskWaiter extends Waiter {
+  readonly task: Task;
+  readonly onDone: (() => void) | undefined;
+
+  constructor(permits: number, queue: WaitQueue, hold: boolean, task: Task, onDone: (() => void) | undefined) {
+    super(permits, queue, hold);
+    this.task = task;
+    this.onDone = onDone;
+  }
+}
+
+/**
+ * Runs a task now: its result, or its synchronous throw as a rejection, becomes the returned
+ * promise; `onDone` runs once the result settles.
+ */
+function runTask(task: Task, onDone: (() => void) | undefined): Promise<unknown> {
+  let result: unknown;
+  try {
+    result = task();
+  } catch (error) {
+    onDone?.();
+    return Promise.reject(error);
+  }
+  const promise = Promise.resolve(result);
+  if (onDone !== undefined) promise.then(onDone, onDone);
+  return promise;
+}
+
+/**
+ * Granted waiters settle in grant order, even when a task they run calls back into a limiter and
+ * causes more grants: those join the end of this queue instead of running first.
+ */
+const settling: Array<Waiter | (() => void)> = [];
+let draining = false;
+
+function settleInOrder(granted: readonly Waiter[]): void {
+  for (const waiter of granted) settling.push(waiter);
+  if (draining) return;
+  draining = true;
+  try {
+    for (let i = 0; i < settling.length; i++) {
+      const next = settling[i]!;
+      if (typeof next === "function") next();
+      else settle(next);
+    }
+  } finally {
+    settling.length = 0;
+    draining = false;
+  }
+}
+
+/**
+ * Starts a task granted at once. Outside a grant pass it runs synchronously, at its grant; inside one
+ * (a task scheduling another), it runs after the tasks granted before it.
+ */
+export function startTask(task: Task, onDone: (() => void) | undefined): Promise<unknown> {
+  if (!draining) return runTask(task, onDone);
+  return new Promise((resolve) => {
+    settling.push(() => resolve(runTask(task, onDone)));
+  });
+}
+
 function noop(): void {}
 
 /** What a scan needs from a queue: its policies and its head. */
@@ -353,8 +423,10 @@ export class Gate {
     now: number,
     signal: AbortSignal | undefined,
     hold: boolean,
+    task?: Task,
+    onDone?: () => void,
   ): Promise<void> {
-    const waiter = new Waiter(permits, queue, hold);
+    const waiter = task === undefined ? new Waiter(permits, queue, hold) : new TaskWaiter(permits, queue, hold, task, onDone);
     const promise: Promise<void> = waiter;
     const front = queue.head === null;
     if (front) this.#activate(queue);
@@ -416,7 +488,7 @@ export class Gate {
     }
     this.#arm(wake, now);
     if (granted !== undefined) {
-      for (const waiter of granted) settle(waiter);
+      settleInOrder(granted);
     }
   }
 
@@ -534,7 +606,8 @@ function settle(waiter: Waiter): void {
       }
     }
   }
-  waiter.resolve();
+  if (waiter instanceof TaskWaiter) waiter.resolve(runTask(waiter.task, waiter.onDone) as PromiseLike<void>);
+  else waiter.resolve();
 }
 
 /** The reason a signal was aborted with, or a standard AbortError where the runtime gives none. */

@@ -16,7 +16,7 @@ import {
   optionsObject,
   requireFunction,
 } from "../validate.ts";
-import { abortReason, Gate, RESOLVED, WaitQueue } from "./gate.ts";
+import { abortReason, Gate, RESOLVED, startTask, type Task, WaitQueue } from "./gate.ts";
 import type { Policy } from "./policy.ts";
 
 /**
@@ -74,7 +74,11 @@ export interface Limiter {
    * could be granted, behind the callers already queued (a hint for "come back later").
    */
   tryAcquire(permits?: number): number;
-  /** Runs `task` once permits are granted; resolves or rejects with its result. */
+  /**
+   * Runs `task` once permits are granted — at the grant itself: synchronously when they are granted
+   * at once, else right after the grant, in grant order — and resolves or rejects with its result
+   * (a synchronous throw becomes a rejection).
+   */
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
   /** Grants nothing for `ms` (a server told us to back off); queued callers keep their places. */
   pause(ms: number): void;
@@ -178,10 +182,16 @@ export abstract class GatedLimiter implements Limiter {
 
   /** Resolves when `permits` are granted (see {@link Limiter.acquire}). */
   acquire(permits: number = 1, options?: AcquireOptions): Promise<void> {
-    return this.#acquire(permits, options, false);
+    return this.#acquire(permits, options, false) as Promise<void>;
   }
 
-  #acquire(permits: number, options: AcquireOptions | undefined, hold: boolean): Promise<void> {
+  #acquire(
+    permits: number,
+    options: AcquireOptions | undefined,
+    hold: boolean,
+    task?: Task,
+    onDone?: () => void,
+  ): Promise<unknown> {
     this.#checkPermits(permits);
     const opts = optionsObject("options", options);
     const signal = optionalSignal("signal", opts.signal);
@@ -189,13 +199,13 @@ export abstract class GatedLimiter implements Limiter {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     const gate = this.#root();
     const now = gate.now();
-    if (gate.tryTakeNow(this.#queue, permits, now, hold)) return RESOLVED;
+    if (gate.tryTakeNow(this.#queue, permits, now, hold)) return task === undefined ? RESOLVED : startTask(task, onDone);
     if (maxWait !== Infinity) {
       const wait = gate.predict(this.#queue, permits, now);
       if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
     }
     if (this.#queue.size >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
-    return gate.enqueue(this.#queue, permits, now, signal, hold);
+    return gate.enqueue(this.#queue, permits, now, signal, hold, task, onDone);
   }
 
   /** Takes `permits` only if free now; else the wait in ms (see {@link Limiter.tryAcquire}). */
@@ -211,15 +221,11 @@ export abstract class GatedLimiter implements Limiter {
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     requireFunction("task", task);
     const permits = options?.permits ?? 1;
-    if (!this.#holds) return this.#acquire(permits, options, false).then(() => task());
-    // A window counted from completion: the permits stay in flight until the task settles.
-    return this.#acquire(permits, options, true).then(async () => {
-      try {
-        return await task();
-      } finally {
-        this.#root().release(this[INTERNALS].policies, permits);
-      }
-    });
+    // The task runs at its grant, started by the gate (see TaskWaiter). With a window counted from
+    // completion, its permits stay in flight until it settles.
+    const policies = this[INTERNALS].policies;
+    const onDone = this.#holds ? () => this.#root().release(policies, permits) : undefined;
+    return this.#acquire(permits, options, this.#holds, task, onDone) as Promise<T>;
   }
 
   /** Grants nothing for `ms` (see {@link Limiter.pause}). */

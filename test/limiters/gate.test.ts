@@ -256,6 +256,30 @@ describe("schedule", () => {
     expect(limiter.tryAcquire(7)).toBe(0);
   });
 
+  test("a task granted at once starts synchronously, at its grant, before schedule() returns", () => {
+    const clock = new ManualClock();
+    const limiter = new WindowLimiter({ limit: 1, interval: 1000, clock });
+    const started: string[] = [];
+    void limiter.schedule(() => started.push("task"));
+    started.push("after schedule()");
+    expect(started).toEqual(["task", "after schedule()"]);
+  });
+
+  test("queued tasks start in grant order, and a task that schedules another does not jump its batch", async () => {
+    const clock = new ManualClock();
+    const limiter = new WindowLimiter({ limit: 3, interval: 1000, clock });
+    await limiter.acquire(3);
+    const started: string[] = [];
+    void limiter.schedule(() => {
+      started.push(`a@${clock.now()}`);
+      // Granted at once (the window has room at 1000 for c too)? It still starts after b.
+      void limiter.schedule(() => started.push(`nested@${clock.now()}`));
+    });
+    void limiter.schedule(() => started.push(`b@${clock.now()}`));
+    await clock.advance(1000);
+    expect(started).toEqual(["a@1000", "b@1000", "nested@1000"]);
+  });
+
   test("permits, signal and maxWait pass through", async () => {
     const clock = new ManualClock();
     const limiter = new SmoothLimiter({ limit: 1, interval: 1000, clock });
