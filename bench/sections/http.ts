@@ -64,7 +64,7 @@ export const CLIENTS: readonly Client[] = [
   {
     id: "sluice",
     label: "sluice throttled fetch",
-    config: "pending: the throttled fetch is not merged yet (`bench/http/sluice-client.ts`)",
+    config: "`createThrottledFetch`: a limit that never binds (overhead), or `{ limit, interval }` = the server's documented limit (a window counted from each response)",
     make: (kind, o) => {
       const f: FetchLike | undefined = createSluiceFetch(kind === "open" ? {} : { limit: o.limit, window: o.window });
       return f === undefined ? undefined : (url) => f(url).then(statusOf);
