@@ -17,6 +17,7 @@
 import { type Clock, KeyedLimiter, systemClock, WindowLimiter } from "../src/index.ts";
 import { gc, rateSync, sleep, tick } from "./lib/measure.ts";
 import { median } from "./lib/stats.ts";
+import { report, untilQueued } from "./lib/child.ts";
 import { type Gated, NEVER_BINDS, peerById } from "./peers.ts";
 
 const LIMIT = 100;
@@ -26,19 +27,7 @@ const PROBE = 200;
 const PROBES = 5;
 const noop = (): void => {};
 
-function report(result: unknown): never {
-  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
-  process.exit(0);
-}
 
-async function untilQueued(gated: Gated, n: number): Promise<void> {
-  if (gated.intakePending !== undefined) {
-    while (gated.intakePending() > 0) await tick();
-  } else if (gated.waiting !== undefined) {
-    while (gated.waiting() < n) await tick();
-  }
-  for (let i = 0; i < 3; i++) await tick();
-}
 
 async function enqueueCost(id: string, depths: number[]): Promise<Record<number, number>> {
   const peer = peerById(id);

@@ -16,6 +16,7 @@
  * @module
  */
 import { canGc, gc, tick } from "./lib/measure.ts";
+import { report, untilQueued } from "./lib/child.ts";
 import { type Gated, peerById } from "./peers.ts";
 
 /**
@@ -37,20 +38,7 @@ function heap(): number {
   return process.memoryUsage().heapUsed;
 }
 
-function report(result: Record<string, unknown>): never {
-  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
-  process.exit(0);
-}
 
-/** Waits until the library holds all `n` waiters (where it says), else until the event loop is quiet. */
-async function untilQueued(gated: Gated, n: number): Promise<void> {
-  if (gated.intakePending !== undefined) {
-    while (gated.intakePending() > 0) await tick();
-  } else if (gated.waiting !== undefined) {
-    while (gated.waiting() < n) await tick();
-  }
-  for (let i = 0; i < 3; i++) await tick();
-}
 
 async function main(): Promise<void> {
   const [mode, id, nArg, op] = process.argv.slice(2);

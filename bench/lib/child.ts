@@ -7,6 +7,8 @@
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import type { Gated } from "../peers.ts";
+import { tick } from "./measure.ts";
 
 export interface ChildOutcome<T> {
   result?: T;
@@ -65,4 +67,20 @@ export function runChild<T>(script: string, args: readonly string[], timeoutMs: 
       resolve(outcome);
     });
   });
+}
+
+/** In a child process: prints the result line the parent reads, and exits. */
+export function report(result: unknown): never {
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+  process.exit(0);
+}
+
+/** Waits until the library holds all `n` waiters (where it says), else until the event loop is quiet. */
+export async function untilQueued(gated: Gated, n: number): Promise<void> {
+  if (gated.intakePending !== undefined) {
+    while (gated.intakePending() > 0) await tick();
+  } else if (gated.waiting !== undefined) {
+    while (gated.waiting() < n) await tick();
+  }
+  for (let i = 0; i < 3; i++) await tick();
 }
