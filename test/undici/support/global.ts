@@ -30,19 +30,28 @@ export function globalSlots(): readonly unknown[] {
   return [g[SLOT_1], g[SLOT_2]];
 }
 
-/** A limiter that records each grant (its task starting) and the first pause, in performance.now() time. */
-export function recording(inner: Limiter): Limiter & { grants: number[]; pauses: Array<{ at: number; ms: number }> } {
+/**
+ * A limiter that records, in performance.now() time, each grant (its task starting), each task's end
+ * (before the inner limiter releases its permits) and each pause.
+ */
+export function recording(inner: Limiter): Limiter & { grants: number[]; ends: number[]; pauses: Array<{ at: number; ms: number }> } {
   const grants: number[] = [];
+  const ends: number[] = [];
   const pauses: Array<{ at: number; ms: number }> = [];
   return {
     grants,
+    ends,
     pauses,
     acquire: (permits, options) => inner.acquire(permits, options),
     tryAcquire: (permits) => inner.tryAcquire(permits),
     schedule: (task, options) =>
-      inner.schedule(() => {
+      inner.schedule(async () => {
         grants.push(performance.now());
-        return task();
+        try {
+          return await task();
+        } finally {
+          ends.push(performance.now());
+        }
       }, options),
     pause: (ms) => {
       pauses.push({ at: performance.now(), ms });
