@@ -163,7 +163,7 @@ describe("composing with undici's retry interceptor", () => {
 
 describe("per call: fetch(url, { dispatcher })", () => {
   /** Three requests through `call`, 1 per 300 ms counted from completion: arrivals ≥ 300 ms apart. */
-  async function paced(call: (url: string) => Promise<Response>): Promise<number[]> {
+  async function paced(call: (url: string) => Promise<{ status: number; text(): Promise<string> }>): Promise<number[]> {
     server = await startServer((_req, res) => respond(res, 200, {}, "ok"));
     const url = server.url;
     const statuses = await Promise.all([1, 2, 3].map((i) => call(`${url}/${i}`).then(async (r) => (await r.text(), r.status))));
