@@ -16,7 +16,7 @@ import {
   setGlobalDispatcher,
 } from "undici";
 import { afterEach, describe, expect, test } from "vitest";
-import { SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { MaxWaitExceededError, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
 import { throttle } from "../../src/undici.ts";
 import { maxInWindow, respond, startServer, StrictWindowHandler, type TestServer } from "../http/support/servers.ts";
 import { globalSlots, recording, withGlobalDispatcher } from "./support/global.ts";
@@ -161,6 +161,22 @@ describe("composing with undici's retry interceptor", () => {
   });
 });
 
+describe("composing with undici's redirect interceptor", () => {
+  test("compose(throttle(…), interceptors.redirect()) — every hop of a redirect takes permits", async () => {
+    server = await startServer((req, res) => {
+      if (req.url === "/old") respond(res, 301, { location: "/older" });
+      else if (req.url === "/older") respond(res, 302, { location: "/new" });
+      else respond(res, 200, {}, "moved here");
+    });
+    const limiter = recording(new SmoothLimiter({ limit: 1000 }));
+    const agent = newAgent().compose(throttle({ limiter }), interceptors.redirect({ maxRedirections: 3 }));
+    const r = await request(`${server.url}/old`, { dispatcher: agent });
+    expect([r.statusCode, await r.body.text()]).toEqual([200, "moved here"]);
+    expect(server.arrivals.map((a) => a.path)).toEqual(["/old", "/older", "/new"]);
+    expect(limiter.grants).toHaveLength(3);
+  });
+});
+
 describe("per call: fetch(url, { dispatcher })", () => {
   /** Three requests through `call`, 1 per 300 ms counted from completion: arrivals ≥ 300 ms apart. */
   async function paced(call: (url: string) => Promise<{ status: number; text(): Promise<string> }>): Promise<number[]> {
@@ -220,6 +236,21 @@ describe("abort, silence and sockets", () => {
     expect(viaNodeFetch).toBe(reason);
     expect(limiter.queued).toBe(0);
     expect(server.arrivals.map((a) => a.path)).toEqual(["/first"]);
+  });
+
+  test("a predicted wait beyond maxWait: request() rejects with MaxWaitExceededError, fetch with TypeError('fetch failed', { cause })", async () => {
+    server = await startServer((_req, res) => respond(res, 200, {}, "ok"));
+    const limiter = new WindowLimiter({ limit: 1, interval: 10_000 });
+    const agent = newAgent().compose(throttle({ limiter, maxWait: 100 }));
+    await (await request(`${server.url}/first`, { dispatcher: agent })).body.text();
+    const viaRequest = await request(`${server.url}/r`, { dispatcher: agent }).then(() => undefined, (e: unknown) => e);
+    expect(viaRequest).toBeInstanceOf(MaxWaitExceededError);
+    expect((viaRequest as MaxWaitExceededError).retryAfter).toBeGreaterThan(9000);
+    const viaFetch = await undiciFetch(`${server.url}/f`, { dispatcher: agent }).then(() => undefined, (e: unknown) => e);
+    expect(viaFetch).toBeInstanceOf(TypeError);
+    expect((viaFetch as Error).cause).toBeInstanceOf(MaxWaitExceededError);
+    expect(server.arrivals).toHaveLength(1);
+    expect(limiter.queued).toBe(0);
   });
 
   test("a server that never answers holds its slot until undici's headersTimeout fails it; then the next request goes", async () => {
