@@ -16,7 +16,7 @@ import {
   setGlobalDispatcher,
 } from "undici";
 import { afterEach, describe, expect, test } from "vitest";
-import { MaxWaitExceededError, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { MaxWaitExceededError, QueueFullError, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
 import { throttle } from "../../src/undici.ts";
 import { maxInWindow, respond, startServer, StrictWindowHandler, type TestServer } from "../http/support/servers.ts";
 import { globalSlots, recording, withGlobalDispatcher } from "./support/global.ts";
@@ -251,6 +251,17 @@ describe("abort, silence and sockets", () => {
     expect((viaFetch as Error).cause).toBeInstanceOf(MaxWaitExceededError);
     expect(server.arrivals).toHaveLength(1);
     expect(limiter.queued).toBe(0);
+  });
+
+  test("a full queue (the limiter's maxQueue): request() rejects with QueueFullError, fetch with it as the cause", async () => {
+    server = await startServer((_req, res) => respond(res, 200, {}, "ok"));
+    const limiter = new WindowLimiter({ limit: 1, interval: 10_000, maxQueue: 0 });
+    const agent = newAgent().compose(throttle({ limiter }));
+    await (await request(`${server.url}/first`, { dispatcher: agent })).body.text();
+    expect(await request(`${server.url}/r`, { dispatcher: agent }).then(() => undefined, (e: unknown) => e)).toBeInstanceOf(QueueFullError);
+    const viaFetch = await undiciFetch(`${server.url}/f`, { dispatcher: agent }).then(() => undefined, (e: unknown) => e);
+    expect((viaFetch as Error).cause).toBeInstanceOf(QueueFullError);
+    expect(server.arrivals).toHaveLength(1);
   });
 
   test("a server that never answers holds its slot until undici's headersTimeout fails it; then the next request goes", async () => {

@@ -6,7 +6,9 @@
  *
  * - `onRequestStart` does not reach the caller again: the caller was started when the request was
  *   queued, with the stable {@link QueuedController}, which is now attached to undici's controller.
- *   Every later callback hands the caller that same controller.
+ *   Every later callback hands the caller that same controller. (So a `context` added by an
+ *   interceptor composed *inside* the throttle, such as a redirect history, does not reach the
+ *   caller: compose the throttle first.)
  * - The response headers (status ≥ 200) are shown to `observe`, which pauses the shared limiter on
  *   a 429/503 with a delay or an exhausted quota, BEFORE the caller (or a retry interceptor) sees
  *   them — so a retry dispatched in reaction already finds the limiter paused.
