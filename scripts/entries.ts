@@ -38,8 +38,9 @@ export const ENTRIES: readonly EntryPoint[] = [
   // alone has its own, tighter budget in scripts/check-size.ts.
   { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 15 * 1024 },
   { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 1024 },
-  // Enable each line when its entry file lands (then `npm run sync:manifests`):
-  // { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"] },
+  // With what it imports (the header parsers, the gate, WindowLimiter, KeyedLimiter): 10.5 KiB; over the
+  // main entry, which a user of it imports anyway for the limiter, the interceptor adds 1.5 KiB.
+  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 11 * 1024 },
   { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"] },
 ];
 

@@ -18,6 +18,7 @@ export const STEPS: readonly Step[] = [
   { id: "build", script: "build", label: "tsup: ESM + CJS + .d.ts/.d.cts" },
   { id: "node24", script: "test:node", label: "Node 24 · vitest (unit + behavioural)", junit: ".tmp/results/node24.xml" },
   { id: "node20", script: "test:node20", label: "Node 20 · node:test · behavioural, built package" },
+  { id: "undici", script: "test:undici", label: "sluice/undici · node:test · Node 20 × undici 7, Node 24 × undici 7 and 8 (lowest + latest), built package" },
   { id: "deno", script: "test:deno", label: "Deno 2 · Deno.test · behavioural, source (JSR)" },
   { id: "bun", script: "test:bun", label: "Bun 1 · bun:test · behavioural, built package" },
   { id: "browser", script: "test:browser", label: "Chromium · behavioural + fetch, ESM build" },

@@ -8,9 +8,13 @@
  * *before* any request is rejected. Delays longer than `maxRetryAfter` pause nobody: the server's
  * response goes back to the caller instead of the whole client stalling for hours.
  *
+ * Two loops apply these decisions, the same way: the throttled fetch (`throttled-fetch.ts`) and the
+ * undici interceptor (`integrations/undici/`), which reads undici's raw headers through a
+ * `HeadersLike` view.
+ *
  * @module
  */
-import { parseRateLimit, type RateLimitSource, serverDelay, type ServerDelaySource } from "./headers.ts";
+import { type HeadersLike, parseRateLimit, type RateLimitSource, serverDelay, type ServerDelaySource } from "./headers.ts";
 import { backoffStep, type RetryPolicy } from "./retry.ts";
 
 /** The server signals read from one response. */
@@ -47,7 +51,7 @@ export interface ServerSignalOptions {
  * ```
  */
 export function readServerSignals(
-  response: { readonly status: number; readonly headers: Headers },
+  response: { readonly status: number; readonly headers: HeadersLike },
   options: ServerSignalOptions,
 ): ServerSignals {
   const found = serverDelay(response, { now: options.now, lenient: options.lenient });
@@ -85,7 +89,11 @@ export interface PauseDecision {
  * pauseFor(signals, 1, policy); // { ms: 2000, reason: "throttled", requested: 2000, tooLong: false }
  * ```
  */
-export function pauseFor(signals: ServerSignals, attempt: number, policy: RetryPolicy): PauseDecision | undefined {
+export function pauseFor(
+  signals: ServerSignals,
+  attempt: number,
+  policy: Pick<RetryPolicy, "maxRetryAfter" | "backoff">,
+): PauseDecision | undefined {
   let requested: number;
   let reason: PauseDecision["reason"];
   let fromServer = true;

@@ -21,6 +21,8 @@ export type Handler = (req: IncomingMessage, res: ServerResponse, body: string, 
 
 export interface TestServer {
   readonly url: string;
+  /** The node:http server, e.g. to count its connections. */
+  readonly server: Server;
   readonly arrivals: Arrival[];
   close(): Promise<void>;
 }
@@ -48,6 +50,7 @@ export async function startServer(handler: Handler): Promise<TestServer> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    server,
     arrivals,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();

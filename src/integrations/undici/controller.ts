@@ -1,0 +1,83 @@
+/**
+ * The controller the interceptor hands its caller's handler, for the whole life of one dispatch.
+ *
+ * Why it exists: a request waits in the limiter's queue BEFORE undici creates its own controller,
+ * yet its caller must be able to abort it there (fetch's signal, `request({ signal })`, the retry
+ * interceptor's controller). So the interceptor calls `onRequestStart` at once with this controller;
+ * while the request is queued, `abort()` cancels the wait (the permits were never taken); once undici
+ * starts the request, `attach()` points the controller at undici's own, and every call is forwarded
+ * to it. Pausing before the request starts is remembered and applied on attach.
+ *
+ * Invariant: `aborted` never goes back to false, and the first reason wins — as with undici's own
+ * controller.
+ *
+ * @module
+ */
+import type { DispatchController } from "./types.ts";
+
+/** The controller a queued-then-sent request is driven by. @internal */
+export class QueuedController implements DispatchController {
+  #target: DispatchController | null = null;
+  #paused = false;
+  #aborted = false;
+  #reason: unknown = null;
+  /** Cancels the wait in the limiter's queue. */
+  readonly #cancel: (reason: unknown) => void;
+
+  constructor(cancel: (reason: unknown) => void) {
+    this.#cancel = cancel;
+  }
+
+  /** undici started the request (or started it again, e.g. after a redirect inside the interceptor). */
+  attach(target: DispatchController): void {
+    this.#target = target;
+    if (this.#aborted) target.abort(this.#reason);
+    else if (this.#paused) target.pause();
+  }
+
+  /** The request ends before undici ever saw it (the limiter refused it): report it as aborted. */
+  refuse(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+  }
+
+  abort(reason?: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason ?? new DOMException("This operation was aborted", "AbortError");
+    if (this.#target !== null) this.#target.abort(this.#reason);
+    else this.#cancel(this.#reason);
+  }
+
+  pause(): void {
+    this.#paused = true;
+    this.#target?.pause();
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#target?.resume();
+  }
+
+  get aborted(): boolean {
+    return this.#aborted || (this.#target?.aborted ?? false);
+  }
+
+  get reason(): unknown {
+    return this.#aborted ? this.#reason : (this.#target?.reason ?? null);
+  }
+
+  get paused(): boolean {
+    return this.#target === null ? this.#paused : this.#target.paused;
+  }
+
+  /** undici 8 exposes the raw response headers on its controller; handlers that convert to the legacy API read them. */
+  get rawHeaders(): unknown {
+    return this.#target?.rawHeaders ?? null;
+  }
+
+  get rawTrailers(): unknown {
+    return this.#target?.rawTrailers ?? null;
+  }
+}

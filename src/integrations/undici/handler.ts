@@ -1,0 +1,102 @@
+/**
+ * The handler the interceptor gives undici for one sent attempt. It forwards every callback to the
+ * caller's handler — calling the caller's own methods on the caller's own object, so prototype
+ * methods, private fields and `this` keep working (spreading a class instance into an object
+ * literal would lose them) — and does three things on the way:
+ *
+ * - `onRequestStart` does not reach the caller again: the caller was started when the request was
+ *   queued, with the stable {@link QueuedController}, which is now attached to undici's controller.
+ *   Every later callback hands the caller that same controller. (So a `context` added by an
+ *   interceptor composed *inside* the throttle, such as a redirect history, does not reach the
+ *   caller: compose the throttle first.)
+ * - The response headers (status ≥ 200) are shown to `observe`, which pauses the shared limiter on
+ *   a 429/503 with a delay or an exhausted quota, BEFORE the caller (or a retry interceptor) sees
+ *   them — so a retry dispatched in reaction already finds the limiter paused.
+ * - The attempt's limiter task ends (`release`) when the response headers arrive, the request fails
+ *   or is upgraded: that is when a window counted from completion starts counting the slot.
+ *
+ * @module
+ */
+import type { QueuedController } from "./controller.ts";
+import type { DispatchController, DispatchHandler } from "./types.ts";
+
+/** Forwards one attempt's callbacks to the caller's handler. @internal */
+export class AttemptHandler implements DispatchHandler {
+  readonly #caller: DispatchHandler;
+  readonly #controller: QueuedController;
+  readonly #observe: (statusCode: number, headers: unknown) => void;
+  #release: (() => void) | undefined;
+  #failed = false;
+
+  constructor(
+    caller: DispatchHandler,
+    controller: QueuedController,
+    observe: (statusCode: number, headers: unknown) => void,
+    release: () => void,
+  ) {
+    this.#caller = caller;
+    this.#controller = controller;
+    this.#observe = observe;
+    this.#release = release;
+  }
+
+  /** True once an error was forwarded (so a dispatcher that also throws it is not reported twice). */
+  get failed(): boolean {
+    return this.#failed;
+  }
+
+  #done(): void {
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
+  }
+
+  onRequestStart(controller: DispatchController, _context: unknown): void {
+    this.#controller.attach(controller);
+  }
+
+  onRequestUpgrade(_controller: DispatchController, statusCode: number, headers: unknown, socket: unknown): void {
+    this.#done();
+    this.#caller.onRequestUpgrade?.(this.#controller, statusCode, headers, socket);
+  }
+
+  onResponseStart(_controller: DispatchController, statusCode: number, headers: unknown, statusMessage?: string): void {
+    if (statusCode >= 200) {
+      try {
+        this.#observe(statusCode, headers);
+      } finally {
+        this.#done();
+      }
+    }
+    this.#caller.onResponseStart?.(this.#controller, statusCode, headers, statusMessage);
+  }
+
+  onResponseData(_controller: DispatchController, chunk: unknown): void {
+    this.#caller.onResponseData?.(this.#controller, chunk);
+  }
+
+  onResponseEnd(_controller: DispatchController, trailers: unknown): void {
+    // No guard against a later onResponseError: undici reports an error thrown by onResponseEnd
+    // through it, and undici's retry interceptor relies on that (its `throwOnError` path).
+    this.#done();
+    this.#caller.onResponseEnd?.(this.#controller, trailers);
+  }
+
+  onResponseError(_controller: DispatchController | null, error: unknown): void {
+    this.#done();
+    this.#failed = true;
+    this.#caller.onResponseError?.(this.#controller, error);
+  }
+
+  onResponseStarted(): void {
+    this.#caller.onResponseStarted?.();
+  }
+
+  onRequestSent(): void {
+    this.#caller.onRequestSent?.();
+  }
+
+  onBodySent(chunk: unknown): void {
+    this.#caller.onBodySent?.(chunk);
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * A `HeadersLike` view of the headers undici hands a handler, so the interceptor reads them with the
+ * very parsers the throttled fetch uses (`readServerSignals`), not a copy of their logic.
+ *
+ * undici gives `onResponseStart` an object with lower-case names whose values are strings, or
+ * arrays of strings for repeated fields; other handlers and older paths use the raw form, a flat
+ * `[name, value, name, value, …]` array of strings or byte buffers. Both become one lower-cased map,
+ * and a repeated field reads as its values joined with ", " — exactly what `Headers.get` returns for
+ * the same response, so a doubled `Retry-After` is rejected here as it is by the throttled fetch.
+ *
+ * @module
+ */
+import type { HeadersLike } from "../../http/headers.ts";
+
+/** One header value as undici may give it. */
+type RawValue = string | number | readonly (string | Uint8Array)[] | Uint8Array | null | undefined;
+
+/** Latin-1, as HTTP field bytes are read (undici decodes raw header buffers the same way). */
+function text(value: string | number | Uint8Array): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number") return String(value);
+  let out = "";
+  for (let i = 0; i < value.length; i += 1024) out += String.fromCharCode(...value.subarray(i, i + 1024));
+  return out;
+}
+
+function add(map: Map<string, string>, name: string | Uint8Array, value: RawValue): void {
+  if (value === null || value === undefined) return;
+  const key = text(name).toLowerCase();
+  const joined = Array.isArray(value) ? value.map(text).join(", ") : text(value as string | number | Uint8Array);
+  const before = map.get(key);
+  map.set(key, before === undefined ? joined : `${before}, ${joined}`);
+}
+
+/**
+ * Reads undici's response headers (an object or a raw name/value array) like `Headers.get` would.
+ *
+ * @example
+ * ```ts
+ * headersView({ "retry-after": "2" }).get("Retry-After"); // "2"
+ * headersView(["X-RateLimit-Remaining", "0"]).get("x-ratelimit-remaining"); // "0"
+ * ```
+ */
+export function headersView(headers: unknown): HeadersLike {
+  const map = new Map<string, string>();
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) add(map, headers[i] as string | Uint8Array, headers[i + 1] as RawValue);
+  } else if (typeof headers === "object" && headers !== null) {
+    for (const [name, value] of Object.entries(headers)) add(map, name, value as RawValue);
+  }
+  return { get: (name) => map.get(name.toLowerCase()) ?? null };
+}

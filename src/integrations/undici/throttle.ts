@@ -1,0 +1,173 @@
+/**
+ * throttle(): an undici interceptor that paces every request dispatched through it with a sluice
+ * limiter, and pauses that limiter when a response says the server is throttling us.
+ *
+ * One dispatch, in order:
+ *   1. The caller's handler is started at once (`onRequestStart`) with a {@link QueuedController},
+ *      so the caller can abort while the request waits — the wait is cancelled and nothing is taken.
+ *   2. The request is ONE task on the limiter: `limiter.schedule(send, { permits, signal })`. `send`
+ *      dispatches to the next dispatcher and lasts until the response headers arrive (or the request
+ *      fails or is upgraded) — the same task boundary as the throttled fetch, so a
+ *      `WindowLimiter({ countFrom: "completion" })` counts each slot from the response, which keeps a
+ *      strict server window safe whatever the latency.
+ *   3. The response's status and headers go through the throttled fetch's own decision
+ *      (`readServerSignals` + `pauseFor`): a 429 or 503 with Retry-After, or RateLimit remaining 0,
+ *      pauses the limiter of that key — every queued request waits, keeping its place — unless the
+ *      delay exceeds `maxRetryAfter`. Then the caller sees the response, untouched: the interceptor
+ *      never retries and never reads or holds a body (retrying is undici's `interceptors.retry`).
+ *   4. A limiter that refuses (`maxWait`, `maxQueue`) or a cancelled wait ends the request with
+ *      `onResponseError(error)`, and the controller reports itself aborted so a retry interceptor
+ *      outside does not retry it.
+ *
+ * Every attempt is a dispatch, so undici's retry interceptor composed OUTSIDE this one (after it in
+ * `compose(...)`) makes each retry take permits; attempts of one request are counted by handler
+ * object, which a retry interceptor keeps across its retries.
+ *
+ * @module
+ */
+import { pauseFor, readServerSignals } from "../../http/throttle.ts";
+import type { Limiter } from "../../limiters/limiter.ts";
+import { QueuedController } from "./controller.ts";
+import { AttemptHandler } from "./handler.ts";
+import { headersView } from "./headers.ts";
+import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
+import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
+
+/**
+ * Makes an undici interceptor that takes permits from `limiter` before each request is sent, and
+ * pauses it when a response says the server is throttling (429/503 + Retry-After, or a RateLimit /
+ * X-RateLimit quota at 0). Compose it first — innermost — so that every attempt of undici's retry
+ * interceptor, every redirect and every client above it passes through.
+ *
+ * @throws {TypeError | RangeError} when an option is invalid, naming it and its value.
+ * @example
+ * ```ts
+ * import { Agent, interceptors, setGlobalDispatcher } from "undici";
+ * import { WindowLimiter } from "sluice";
+ * import { throttle } from "sluice/undici";
+ *
+ * const limiter = new WindowLimiter({ limit: 10, interval: 1000, countFrom: "completion" });
+ * // Every fetch, undici.request, ky, SDK… of this process: 10 requests per second at most.
+ * setGlobalDispatcher(new Agent().compose(throttle({ limiter }), interceptors.retry()));
+ * ```
+ */
+export function throttle(options: ThrottleOptions): UndiciInterceptor {
+  const config = resolveThrottleOptions(options);
+  // Attempts per request: undici's retry interceptor dispatches the same handler object again.
+  const attempts = new WeakMap<object, number>();
+  const interceptor = (dispatch: Dispatch): Dispatch =>
+    // Exactly two parameters: undici checks `dispatch.length === 2` when composing.
+    function throttledDispatch(request: DispatchRequest, handler: DispatchHandler): boolean {
+      checkHandler(handler);
+      enqueue(config, attempts, dispatch, request, handler);
+      // The request is queued here, not in the dispatcher: there is no backpressure to report.
+      return true;
+    };
+  return interceptor as unknown as UndiciInterceptor;
+}
+
+function checkHandler(handler: DispatchHandler): void {
+  if (typeof handler !== "object" || handler === null) {
+    throw new TypeError(`the dispatch handler must be an object, got ${handler === null ? "null" : typeof handler}`);
+  }
+  if (typeof handler.onResponseError === "function") return;
+  const legacy = typeof handler.onConnect === "function" || typeof handler.onError === "function";
+  throw new TypeError(
+    legacy
+      ? "sluice/undici serves undici's handler API (onRequestStart, onResponseStart, …; undici 7 and 8), but got a " +
+        "legacy handler (onConnect, onHeaders, …). Node's built-in fetch sends those: with undici 8, pass it " +
+        "`new Dispatcher1Wrapper(dispatcher)` rather than the dispatcher itself"
+      : "the dispatch handler must have an onResponseError method",
+  );
+}
+
+function enqueue(
+  config: ResolvedThrottleOptions,
+  attempts: WeakMap<object, number>,
+  dispatch: Dispatch,
+  request: DispatchRequest,
+  handler: DispatchHandler,
+): void {
+  const queue = new AbortController();
+  const controller = new QueuedController((reason) => queue.abort(reason));
+  let sent = false;
+  // The request ends before it was sent: report it to the caller once, never synchronously.
+  const refuse = (error: unknown) => {
+    controller.refuse(error);
+    try {
+      handler.onResponseError!(controller, error);
+    } catch {
+      // The caller's handler failed to take its error: undici would emit it on the client; we have
+      // no client to emit on, and rethrowing would only make an unhandled rejection.
+    }
+  };
+
+  try {
+    handler.onRequestStart?.(controller, null);
+  } catch (error) {
+    queueMicrotask(() => refuse(error));
+    return;
+  }
+
+  let key: string | undefined;
+  let limiter: Limiter;
+  let permits: number;
+  try {
+    key = config.keyOf(request);
+    limiter = config.limiterOf(key);
+    permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
+  } catch (error) {
+    queueMicrotask(() => refuse(error));
+    return;
+  }
+
+  const observe = (statusCode: number, headers: unknown, attempt: number) => {
+    if (!config.respectServer) return;
+    const view = headersView(headers);
+    const signals = readServerSignals({ status: statusCode, headers: view }, {
+      now: config.wallClock(),
+      lenient: config.lenientRetryAfter,
+      rateLimitHeaders: config.rateLimitHeaders,
+    });
+    const pause = pauseFor(signals, attempt, config.policy);
+    if (pause === undefined) return;
+    if (pause.ms > 0) limiter.pause(pause.ms);
+    config.onThrottle?.({
+      request, statusCode, headers: view, attempt, key, reason: pause.reason, delay: pause.requested, paused: pause.ms,
+    });
+  };
+
+  const send = () =>
+    new Promise<void>((release) => {
+      sent = true;
+      if (controller.aborted) {
+        // Aborted between the grant and this task: the permits are spent, the request is not sent.
+        release();
+        refuse(controller.reason);
+        return;
+      }
+      const attempt = (attempts.get(handler) ?? 0) + 1;
+      attempts.set(handler, attempt);
+      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt), release);
+      try {
+        dispatch(request, attemptHandler);
+      } catch (error) {
+        // undici's dispatchers report their errors through the handler; one that throws instead is
+        // reported here, unless it threw the very error the handler already passed on.
+        if (!attemptHandler.failed) attemptHandler.onResponseError(null, error);
+      }
+    });
+
+  const scheduleOptions = { permits, signal: queue.signal, ...(config.maxWait !== undefined && { maxWait: config.maxWait }) };
+  let scheduled: Promise<void>;
+  try {
+    scheduled = limiter.schedule(send, scheduleOptions);
+  } catch (error) {
+    // A limiter that throws instead of rejecting (bad permits): the same as a refusal.
+    queueMicrotask(() => refuse(error));
+    return;
+  }
+  scheduled.then(undefined, (error: unknown) => {
+    if (!sent) refuse(error);
+  });
+}

@@ -1,0 +1,72 @@
+/**
+ * undici's raw response headers are read exactly as `Headers.get` reads the same fields — and so the
+ * interceptor takes exactly the throttled fetch's decision for any response (property tests).
+ */
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { pauseFor, readServerSignals } from "../../src/http/throttle.ts";
+import { headersView } from "../../src/integrations/undici/headers.ts";
+
+fc.configureGlobal({ seed: 20250115 });
+
+const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
+const latin1 = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
+
+describe("headersView", () => {
+  test("reads undici's header object: lower-case names, repeated fields as arrays", () => {
+    const view = headersView({ "retry-after": "2", "x-ratelimit-remaining": ["0", "3"] });
+    expect(view.get("Retry-After")).toBe("2");
+    expect(view.get("x-ratelimit-remaining")).toBe("0, 3");
+    expect(view.get("date")).toBeNull();
+  });
+
+  test("reads the raw form: a flat name/value array of strings or latin-1 bytes, names in any case", () => {
+    const view = headersView([latin1("Retry-After"), latin1("5"), "X-RateLimit-Reset", "30", "x-ratelimit-reset", "40"]);
+    expect(view.get("retry-after")).toBe("5");
+    expect(view.get("X-RATELIMIT-RESET")).toBe("30, 40");
+  });
+
+  test("anything else reads as no headers", () => {
+    for (const value of [undefined, null, "retry-after: 2", 42]) expect(headersView(value).get("retry-after")).toBeNull();
+  });
+
+  const name = fc.constantFrom("retry-after", "Retry-After", "retry-after-ms", "date", "x-ratelimit-remaining",
+    "X-RateLimit-Reset", "ratelimit", "ratelimit-policy", "RateLimit-Remaining", "ratelimit-reset", "content-type");
+  // Field values as they arrive on the wire (no surrounding whitespace, which the parsers trim anyway).
+  const value = fc.oneof(
+    fc.stringMatching(/^[0-9]{1,6}(\.[0-9]{1,3})?$/),
+    fc.constantFrom("0", "soon", "-1", "1e3", new Date(NOW + 5000).toUTCString(), new Date(NOW).toUTCString(),
+      '"default";r=0;t=12', '"default";q=100;w=60', "limit=100, remaining=0, reset=30"),
+  );
+  const fields = fc.array(fc.tuple(name, value), { maxLength: 6 });
+
+  test("property: for any fields, get(name) equals Headers.get(name), in the object and the raw forms", () => {
+    fc.assert(fc.property(fields, name, (list, asked) => {
+      const expected = new Headers(list).get(asked);
+      const asObject: Record<string, string | string[]> = {};
+      for (const [n, v] of list) {
+        const k = n.toLowerCase();
+        const before = asObject[k];
+        asObject[k] = before === undefined ? v : [...(Array.isArray(before) ? before : [before]), v];
+      }
+      expect(headersView(asObject).get(asked)).toBe(expected);
+      expect(headersView(list.flatMap(([n, v]) => [latin1(n), latin1(v)])).get(asked)).toBe(expected);
+    }));
+  });
+
+  test("property: for any response, the interceptor's pause decision is the throttled fetch's", () => {
+    const policy = { maxRetryAfter: 60_000, backoff: { base: 1000, cap: 30_000 } };
+    fc.assert(fc.property(
+      fc.constantFrom(200, 403, 429, 500, 503),
+      fields,
+      fc.integer({ min: 1, max: 6 }),
+      fc.boolean(),
+      (status, list, attempt, rateLimitHeaders) => {
+        const options = { now: NOW, lenient: true, rateLimitHeaders };
+        const viaFetch = pauseFor(readServerSignals(new Response(null, { status, headers: list }), options), attempt, policy);
+        const viaUndici = pauseFor(readServerSignals({ status, headers: headersView(list.flat()) }, options), attempt, policy);
+        expect(viaUndici).toEqual(viaFetch);
+      },
+    ));
+  });
+});
