@@ -95,7 +95,7 @@ async function main(): Promise<void> {
   try {
     const runtime = node20();
     const { status, stderr } = await exec(runtime.path, ["-e", "require('undici')"], { cwd: ROOT, timeout: 30_000 });
-    if (status === 0) fail(`undici ${versionOf("undici")} loaded on Node ${runtime.version}: update docs/undici.md`);
+    if (status === 0) fail(`undici ${versionOf("undici")} loaded on Node ${runtime.version}: update the README (Throttle a whole Node process)`);
     else {
       totals.passed++;
       console.log(`undici ${versionOf("undici")} does not load on Node ${runtime.version}: ${stderr.split("\n").find((l) => /Error/.test(l))?.trim()}`);
