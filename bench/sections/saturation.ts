@@ -184,7 +184,7 @@ export function saturationMarkdown(stats: readonly SaturationStats[], peers: rea
       `half-open windows [t, t + w). The ${o.interval - 1} ms column gives 1 ms of slack for the time between a grant and the task's first statement.`,
     "- *Violating grants*: grants that had `limit` others less than one window before them.",
     "- *Callers' start-up*: how long starting the callers took (one synchronous loop). A library that grants at once but starts " +
-      "the task in a later microtask (sluice's `schedule` does; p-throttle calls it synchronously when no delay is needed) starts the first window's " +
+      "the task in a later microtask (sluice's `schedule` and p-throttle call it synchronously when no delay is needed; p-queue does not) starts the first window's " +
       "tasks only after this loop, so their timestamps lag their grants by up to this much.",
     ...stats
       .filter((s) => s.byGrant !== undefined)
