@@ -80,11 +80,22 @@ export type Task = () => unknown;
  */
 export class TaskWaiter extends Waiter {
   readonly task: Task;
+  /** Runs just before the task starts (e.g. stamps held permits with the start time). */
+  readonly onStart: (() => void) | undefined;
+  /** Runs once the task's result settles (e.g. releases permits counted from completion). */
   readonly onDone: (() => void) | undefined;
 
-  constructor(permits: number, queue: WaitQueue, hold: boolean, task: Task, onDone: (() => void) | undefined) {
+  constructor(
+    permits: number,
+    queue: WaitQueue,
+    hold: boolean,
+    task: Task,
+    onStart: (() => void) | undefined,
+    onDone: (() => void) | undefined,
+  ) {
     super(permits, queue, hold);
     this.task = task;
+    this.onStart = onStart;
     this.onDone = onDone;
   }
 }
@@ -127,7 +138,16 @@ function settleInOrder(granted: readonly Waiter[]): void {
     settling.length = 0;
     draining = false;
   }
+  // Permits stamped as their tasks started: the queues they held can now be timed. One pass per gate.
+  if (stamped.size > 0) {
+    const gates = [...stamped];
+    stamped.clear();
+    for (const gate of gates) gate.scan();
+  }
 }
+
+/** Gates whose held permits were stamped during the drain, to rescan once it ends. */
+const stamped = new Set<Gate>();
 
 /**
  * Starts a task granted at once. Outside a grant pass it runs synchronously, at its grant; inside one
@@ -424,9 +444,12 @@ export class Gate {
     signal: AbortSignal | undefined,
     hold: boolean,
     task?: Task,
+    onStart?: () => void,
     onDone?: () => void,
   ): Promise<void> {
-    const waiter = task === undefined ? new Waiter(permits, queue, hold) : new TaskWaiter(permits, queue, hold, task, onDone);
+    const waiter = task === undefined
+      ? new Waiter(permits, queue, hold)
+      : new TaskWaiter(permits, queue, hold, task, onStart, onDone);
     const promise: Promise<void> = waiter;
     const front = queue.head === null;
     if (front) this.#activate(queue);
@@ -463,6 +486,16 @@ export class Gate {
     this.scan(now);
   }
 
+  /**
+   * Stamps held grants with the time their task starts, during the drain of a grant pass; the gate
+   * is rescanned once the drain ends (a pass per task would be wasted work).
+   */
+  stampStart(policies: readonly Policy[], permits: number): void {
+    const now = this.now();
+    for (let i = 0; i < policies.length; i++) policies[i]!.release?.(permits, now);
+    stamped.add(this);
+  }
+
   /** Grants nothing on `policies` for `ms`; queued waiters keep their places. */
   pause(policies: readonly Policy[], ms: number): void {
     const now = this.now();
@@ -483,6 +516,8 @@ export class Gate {
         const waiter = queue.head!;
         queue.unlink(waiter);
         if (queue.head === null) this.active.delete(queue);
+        // Granted: its signal can no longer take it back (a task run in this drain may abort it).
+        if (waiter.signal !== undefined) unwatch(waiter);
         (granted ??= []).push(waiter);
       });
     }
@@ -592,21 +627,26 @@ function abortAll(signal: AbortSignal, waiters: Set<Waiter>): void {
   for (const gate of gates) gate.scan();
 }
 
-/** Resolves a granted waiter that has left its queue, and stops watching its signal. */
-function settle(waiter: Waiter): void {
-  const signal = waiter.signal;
-  if (signal !== undefined) {
-    waiter.signal = undefined;
-    const entry = watches.get(signal);
-    if (entry !== undefined) {
-      entry.waiters.delete(waiter);
-      if (entry.waiters.size === 0) {
-        watches.delete(signal);
-        signal.removeEventListener("abort", entry.onAbort);
-      }
+/** Stops watching a granted waiter's signal. */
+function unwatch(waiter: Waiter): void {
+  const signal = waiter.signal!;
+  waiter.signal = undefined;
+  const entry = watches.get(signal);
+  if (entry !== undefined) {
+    entry.waiters.delete(waiter);
+    if (entry.waiters.size === 0) {
+      watches.delete(signal);
+      signal.removeEventListener("abort", entry.onAbort);
     }
   }
-  if (waiter instanceof TaskWaiter) waiter.resolve(runTask(waiter.task, waiter.onDone) as PromiseLike<void>);
+}
+
+/** Resolves a granted waiter that has left its queue (running its task, if it carries one). */
+function settle(waiter: Waiter): void {
+  if (waiter instanceof TaskWaiter) {
+    waiter.onStart?.();
+    waiter.resolve(runTask(waiter.task, waiter.onDone) as PromiseLike<void>);
+  }
   else waiter.resolve();
 }
 

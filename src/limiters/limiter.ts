@@ -142,8 +142,13 @@ export abstract class GatedLimiter implements Limiter {
   readonly #maxQueue: number;
   readonly #maxWait: number;
   readonly #maxPermits: number;
-  /** Some policy counts from completion: `schedule` holds its permits until the task settles. */
-  readonly #holds: boolean;
+  /**
+   * When a scheduled task's permits start to count, for policies that can tell (a strict window):
+   * "start" — a queued task's permits are held at its grant and stamped when it starts, so start
+   * times keep the limit however long a burst of tasks takes to get going; "completion" — held until
+   * the task settles (`countFrom: "completion"`); "grant" — no such policy, they count at the grant.
+   */
+  readonly #countFrom: "grant" | "start" | "completion";
 
   /** @internal */
   readonly [INTERNALS]: LimiterInternals;
@@ -156,7 +161,11 @@ export abstract class GatedLimiter implements Limiter {
     this.#gate = new Gate(clock);
     this.#queue = new WaitQueue(policies);
     this.#maxPermits = Math.min(...policies.map((p) => p.maxPermits));
-    this.#holds = policies.some((p) => p.holdsUntilRelease === true);
+    this.#countFrom = policies.some((p) => p.countsFromCompletion === true)
+      ? "completion"
+      : policies.some((p) => p.holdsUntilRelease === true)
+      ? "start"
+      : "grant";
     const self = this;
     this[INTERNALS] = {
       policies,
@@ -182,16 +191,10 @@ export abstract class GatedLimiter implements Limiter {
 
   /** Resolves when `permits` are granted (see {@link Limiter.acquire}). */
   acquire(permits: number = 1, options?: AcquireOptions): Promise<void> {
-    return this.#acquire(permits, options, false) as Promise<void>;
+    return this.#acquire(permits, options) as Promise<void>;
   }
 
-  #acquire(
-    permits: number,
-    options: AcquireOptions | undefined,
-    hold: boolean,
-    task?: Task,
-    onDone?: () => void,
-  ): Promise<unknown> {
+  #acquire(permits: number, options: AcquireOptions | undefined, task?: Task): Promise<unknown> {
     this.#checkPermits(permits);
     const opts = optionsObject("options", options);
     const signal = optionalSignal("signal", opts.signal);
@@ -199,13 +202,34 @@ export abstract class GatedLimiter implements Limiter {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     const gate = this.#root();
     const now = gate.now();
-    if (gate.tryTakeNow(this.#queue, permits, now, hold)) return task === undefined ? RESOLVED : startTask(task, onDone);
+    const countFrom = task === undefined ? "grant" : this.#countFrom;
+    // Granted at once, a task starts now: only completion needs its permits held.
+    const holdNow = countFrom === "completion";
+    if (gate.tryTakeNow(this.#queue, permits, now, holdNow)) {
+      return task === undefined ? RESOLVED : startTask(task, holdNow ? this.#releaser(permits) : undefined);
+    }
     if (maxWait !== Infinity) {
       const wait = gate.predict(this.#queue, permits, now);
       if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
     }
     if (this.#queue.size >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
-    return gate.enqueue(this.#queue, permits, now, signal, hold, task, onDone);
+    const policies = this[INTERNALS].policies;
+    return gate.enqueue(
+      this.#queue,
+      permits,
+      now,
+      signal,
+      countFrom !== "grant",
+      task,
+      countFrom === "start" ? () => this.#root().stampStart(policies, permits) : undefined,
+      countFrom === "completion" ? this.#releaser(permits) : undefined,
+    );
+  }
+
+  /** Releases permits held until a task completes. */
+  #releaser(permits: number): () => void {
+    const policies = this[INTERNALS].policies;
+    return () => this.#root().release(policies, permits);
   }
 
   /** Takes `permits` only if free now; else the wait in ms (see {@link Limiter.tryAcquire}). */
@@ -221,11 +245,9 @@ export abstract class GatedLimiter implements Limiter {
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     requireFunction("task", task);
     const permits = options?.permits ?? 1;
-    // The task runs at its grant, started by the gate (see TaskWaiter). With a window counted from
-    // completion, its permits stay in flight until it settles.
-    const policies = this[INTERNALS].policies;
-    const onDone = this.#holds ? () => this.#root().release(policies, permits) : undefined;
-    return this.#acquire(permits, options, this.#holds, task, onDone) as Promise<T>;
+    // The task runs at its grant, started by the gate (see TaskWaiter); see #countFrom for when its
+    // permits start to count.
+    return this.#acquire(permits, options, task) as Promise<T>;
   }
 
   /** Grants nothing for `ms` (see {@link Limiter.pause}). */

@@ -7,8 +7,9 @@
  * - `earliest(n, now)` is the earliest time ≥ `now` at which `n` permits could be granted, given the
  *   grants recorded so far (it does not change the state in a way anyone can observe);
  * - `take(n, at, hold)` records a grant of `n` permits at `at`; it is only called with
- *   `at ≥ earliest(n, now)` and with `at` never decreasing. With `hold`, a policy that counts from
- *   completion (`holdsUntilRelease`) keeps the permits in flight until `release(n, at)`;
+ *   `at ≥ earliest(n, now)` and with `at` never decreasing. With `hold`, a policy that counts from the
+ *   moment work starts or ends (`holdsUntilRelease`) keeps the permits in flight until
+ *   `release(n, at)`, which records them at `at`;
  * - `pause(until)` grants nothing before `until`;
  * - `clone(now)` copies the state, so the gate can predict waits by simulation without touching it
  *   (permits in flight are assumed to complete at `now`: a prediction is a lower bound then).
@@ -22,8 +23,10 @@ export interface Policy {
   earliest(permits: number, now: number): number;
   /** Records a grant of `permits` at time `at` (`hold`: in flight until released, if supported). */
   take(permits: number, at: number, hold?: boolean): void;
-  /** True when held grants count from their `release` (e.g. a window counted from completion). */
+  /** True when held grants count from their `release` (a strict window: from the task's start or end). */
   readonly holdsUntilRelease?: boolean;
+  /** True when a scheduled task's permits count from its completion, not its start. */
+  readonly countsFromCompletion?: boolean;
   /** Ends a held grant at `at`: from then on it counts as if granted at `at`. */
   release?(permits: number, at: number): void;
   /** Grants nothing before `until` (a server asked us to back off). */

@@ -44,9 +44,11 @@ export interface WindowLimiterOptions extends BaseLimiterOptions {
   /** The window length in ms. */
   interval: number;
   /**
-   * When a permit starts to count: at the grant, or — for work run through `schedule` — when the task
-   * settles (safe against a server counting arrivals, whatever the latency; see the module note).
-   * `acquire()` has no completion to wait for and always counts from the grant.
+   * When a permit starts to count. `"grant"`: for `acquire()`, at the grant; for `schedule(task)`, at
+   * the moment the task starts (tasks granted together start one after another, so each is stamped
+   * with its own start: start times keep the window). `"completion"`: for `schedule(task)`, when the
+   * task settles — safe against a server counting arrivals, whatever the latency (see the module
+   * note). `acquire()` has no task to wait for and always counts from the grant.
    * @default "grant"
    */
   countFrom?: "grant" | "completion";
@@ -68,12 +70,14 @@ export class WindowPolicy implements Policy {
   #pausedUntil = -Infinity;
   /** Permits granted with `hold` and not yet released (they occupy slots but have no time yet). */
   #inFlight = 0;
-  readonly holdsUntilRelease: boolean;
+  /** A queued task's permits count from the moment it starts (or, with `countFrom`, ends). */
+  readonly holdsUntilRelease = true;
+  readonly countsFromCompletion: boolean;
 
   constructor(limit: number, interval: number, countFromCompletion = false) {
     this.maxPermits = limit;
     this.#interval = interval;
-    this.holdsUntilRelease = countFromCompletion;
+    this.countsFromCompletion = countFromCompletion;
     const capacity = Math.min(limit, 8);
     this.#times = new Float64Array(capacity);
     this.#cums = new Float64Array(capacity);
@@ -115,7 +119,7 @@ export class WindowPolicy implements Policy {
   }
 
   take(permits: number, at: number, hold = false): void {
-    if (hold && this.holdsUntilRelease) {
+    if (hold) {
       this.#inFlight += permits;
       return;
     }
@@ -123,7 +127,6 @@ export class WindowPolicy implements Policy {
   }
 
   release(permits: number, at: number): void {
-    if (!this.holdsUntilRelease) return;
     this.#inFlight -= permits;
     this.#record(permits, at);
   }
@@ -170,7 +173,7 @@ export class WindowPolicy implements Policy {
   }
 
   clone(now: number): WindowPolicy {
-    const copy = new WindowPolicy(this.maxPermits, this.#interval, this.holdsUntilRelease);
+    const copy = new WindowPolicy(this.maxPermits, this.#interval, this.countsFromCompletion);
     copy.#times = this.#times.slice();
     copy.#cums = this.#cums.slice();
     copy.#head = this.#head;

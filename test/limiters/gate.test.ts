@@ -356,3 +356,46 @@ describe("time", () => {
     expect(limiter.tryAcquire()).toBe(0);
   });
 });
+
+describe("tasks granted together", () => {
+  test("a task that aborts another task granted in the same pass cannot take it back, nor disturb the queue", async () => {
+    const clock = new ManualClock();
+    const limiter = new WindowLimiter({ limit: 2, interval: 1000, clock });
+    await limiter.acquire(2);
+    const controller = new AbortController();
+    const ran: string[] = [];
+    void limiter.schedule(() => {
+      ran.push("a");
+      controller.abort(); // b was granted with a: too late to abort it
+    });
+    const b = track(clock, limiter.schedule(() => ran.push("b"), { signal: controller.signal }));
+    const c = track(clock, limiter.schedule(() => ran.push("c")));
+    await clock.advance(1000);
+    expect(ran).toEqual(["a", "b"]);
+    expect(b.error).toBeUndefined();
+    await clock.advance(1000);
+    expect(ran).toEqual(["a", "b", "c"]);
+    expect(c.at).toBe(2000);
+  });
+
+  test("queued tasks' permits count from the moment each starts, so start times keep a strict window", async () => {
+    const clock = new ManualClock();
+    const limiter = new WindowLimiter({ limit: 2, interval: 1000, clock });
+    await limiter.acquire(2);
+    const starts: number[] = [];
+    // The first task's synchronous work takes 10 ms, delaying the start of the one granted with it.
+    const durations = [10, 0, 0, 0];
+    for (const ms of durations) {
+      void limiter.schedule(() => {
+        starts.push(clock.now());
+        clock.jumpTo(clock.now() + ms);
+      });
+    }
+    await clock.advance(3000);
+    expect(starts.slice(0, 2)).toEqual([1000, 1010]);
+    // Counted from the grant, the next two would start at 2000 and 2000: three starts in [1010, 2010).
+    // Counted from each start, they wait for 2000 and 2010.
+    expect(starts.slice(2)).toEqual([2000, 2010]);
+    for (const s of starts) expect(starts.filter((t) => t >= s && t < s + 1000).length).toBeLessThanOrEqual(2);
+  });
+});
