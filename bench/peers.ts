@@ -117,14 +117,23 @@ function sluicePeer(id: string, label: string, shape: Shape, make: (limit: numbe
     abort: "per-call",
     create(limit, interval) {
       const limiter = make(limit, interval);
-      // Diagnostic only: record each grant the policy takes (an internal hook, not public API).
+      // Diagnostic only: record the time each permit counts from in the policy (an internal hook,
+      // not public API) — at the grant, or, for a task held at its grant, when it starts (`release`).
+      // Every argument passes through: dropping `hold` would change what the policy does.
       const grantTimes: number[] = [];
       const policy = limiter[INTERNALS].policies[0]!;
       const take = policy.take.bind(policy);
-      policy.take = (permits, at) => {
-        for (let i = 0; i < permits; i++) grantTimes.push(at);
-        take(permits, at);
+      policy.take = (permits, at, hold) => {
+        if (hold !== true || policy.holdsUntilRelease !== true) for (let i = 0; i < permits; i++) grantTimes.push(at);
+        take(permits, at, hold);
       };
+      const release = policy.release?.bind(policy);
+      if (release !== undefined) {
+        policy.release = (permits, at) => {
+          for (let i = 0; i < permits; i++) grantTimes.push(at);
+          release(permits, at);
+        };
+      }
       return {
         grantTimes,
         run: (task, options) =>
