@@ -80,23 +80,10 @@ export type Task = () => unknown;
  */
 export class TaskWaiter extends Waiter {
   readonly task: Task;
-  /** Runs just before the task starts (e.g. stamps held permits with the start time). */
-  readonly onStart: (() => void) | undefined;
-  /** Runs once the task's result settles (e.g. releases permits counted from completion). */
-  readonly onDone: (() => void) | undefined;
 
-  constructor(
-    permits: number,
-    queue: WaitQueue,
-    hold: boolean,
-    task: Task,
-    onStart: (() => void) | undefined,
-    onDone: (() => void) | undefined,
-  ) {
+  constructor(permits: number, queue: WaitQueue, hold: boolean, task: Task) {
     super(permits, queue, hold);
     this.task = task;
-    this.onStart = onStart;
-    this.onDone = onDone;
   }
 }
 
@@ -179,6 +166,11 @@ export class WaitQueue implements ScanQueue {
   size = 0;
   /** The gate this queue is registered with while it has waiters (kept current across merges). */
   gate: Gate | null = null;
+  /**
+   * When a held task's permits count (set by its limiter): from the task's start, or its completion.
+   * Kept here, not per waiter, so a queued task carries no closure.
+   */
+  countFrom: "start" | "completion" = "start";
 
   constructor(policies: readonly Policy[]) {
     this.policies = policies;
@@ -444,12 +436,8 @@ export class Gate {
     signal: AbortSignal | undefined,
     hold: boolean,
     task?: Task,
-    onStart?: () => void,
-    onDone?: () => void,
   ): Promise<void> {
-    const waiter = task === undefined
-      ? new Waiter(permits, queue, hold)
-      : new TaskWaiter(permits, queue, hold, task, onStart, onDone);
+    const waiter = task === undefined ? new Waiter(permits, queue, hold) : new TaskWaiter(permits, queue, hold, task);
     const promise: Promise<void> = waiter;
     const front = queue.head === null;
     if (front) this.#activate(queue);
@@ -644,8 +632,14 @@ function unwatch(waiter: Waiter): void {
 /** Resolves a granted waiter that has left its queue (running its task, if it carries one). */
 function settle(waiter: Waiter): void {
   if (waiter instanceof TaskWaiter) {
-    waiter.onStart?.();
-    waiter.resolve(runTask(waiter.task, waiter.onDone) as PromiseLike<void>);
+    let onDone: (() => void) | undefined;
+    if (waiter.hold) {
+      const queue = waiter.queue;
+      const gate = queue.gate!.root();
+      if (queue.countFrom === "start") gate.stampStart(queue.policies, waiter.permits);
+      else onDone = () => gate.root().release(queue.policies, waiter.permits);
+    }
+    waiter.resolve(runTask(waiter.task, onDone) as PromiseLike<void>);
   }
   else waiter.resolve();
 }

@@ -166,6 +166,7 @@ export abstract class GatedLimiter implements Limiter {
       : policies.some((p) => p.holdsUntilRelease === true)
       ? "start"
       : "grant";
+    if (this.#countFrom !== "grant") this.#queue.countFrom = this.#countFrom;
     const self = this;
     this[INTERNALS] = {
       policies,
@@ -213,17 +214,9 @@ export abstract class GatedLimiter implements Limiter {
       if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
     }
     if (this.#queue.size >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
-    const policies = this[INTERNALS].policies;
-    return gate.enqueue(
-      this.#queue,
-      permits,
-      now,
-      signal,
-      countFrom !== "grant",
-      task,
-      countFrom === "start" ? () => this.#root().stampStart(policies, permits) : undefined,
-      countFrom === "completion" ? this.#releaser(permits) : undefined,
-    );
+    // A held task's permits are stamped at its start, or released at its completion, by the gate
+    // (see the queue's `countFrom`).
+    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task);
   }
 
   /** Releases permits held until a task completes. */
