@@ -148,10 +148,12 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
     }
   }
 
-  #atRest(limiter: L, now: number): boolean {
+  #atRest(limiter: L): boolean {
     if (!(limiter instanceof GatedLimiter)) {
-      const custom = limiter as L & { isIdle?: () => boolean };
-      return typeof custom.isIdle === "function" ? custom.isIdle() : true;
+      // A custom limiter is forgotten only on its own word: one that cannot say it is idle may have
+      // waiters or grants still counting, and a second limiter made for its key would double the limit.
+      const custom = limiter as L & { isIdle?: () => unknown };
+      return typeof custom.isIdle === "function" && custom.isIdle() === true;
     }
     const parts = limiter[INTERNALS];
     if (parts.queue.size > 0) return false;
@@ -166,8 +168,10 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
       const over = this.#entries.size > this.#maxKeys;
       const stale = now - entry.lastUsed >= this.#idleTimeout;
       if (!over && !stale) break; // LRU order: nothing older to find
+      // Asked before unlinking, so a custom `isIdle()` that throws leaves the list intact.
+      const atRest = this.#atRest(entry.limiter);
       this.#unlink(entry);
-      if (this.#atRest(entry.limiter, now)) {
+      if (atRest) {
         this.#entries.delete(entry.key);
         this.#count(entry.limiter, -1);
       } else {

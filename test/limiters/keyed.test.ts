@@ -1,5 +1,14 @@
 import { describe, expect, test } from "vitest";
-import { combine, KeyedLimiter, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import {
+  combine,
+  FixedWindowLimiter,
+  KeyedLimiter,
+  type Limiter,
+  ManualClock,
+  SlidingCounterLimiter,
+  SmoothLimiter,
+  WindowLimiter,
+} from "../../src/index.ts";
 import { track } from "../helpers.ts";
 
 describe("KeyedLimiter", () => {
@@ -88,5 +97,99 @@ describe("KeyedLimiter", () => {
     );
     const keyed = new KeyedLimiter({ create: () => 42 as never });
     expect(() => keyed.get("x")).toThrow(/`create` must return a Limiter, got 42/);
+  });
+});
+
+describe("KeyedLimiter eviction never lets more through (issue 10)", () => {
+  test("a custom limiter that cannot say it is idle is never evicted, even with waiters queued and maxKeys exceeded", async () => {
+    const clock = new ManualClock();
+    let made = 0;
+    // A user Limiter without isIdle(): a wrapper around a built-in one (2 per 1000 ms).
+    const keyed = new KeyedLimiter({
+      clock,
+      maxKeys: 1,
+      idleTimeout: 0,
+      create: (): Limiter => {
+        made++;
+        const inner = new WindowLimiter({ limit: 2, interval: 1000, clock });
+        return {
+          acquire: (p, o) => inner.acquire(p, o),
+          tryAcquire: (p) => inner.tryAcquire(p),
+          schedule: (t, o) => inner.schedule(t, o),
+          pause: (ms) => inner.pause(ms),
+        };
+      },
+    });
+    const grants = [0, 1, 2, 3].map(() => track(clock, keyed.acquire("a")));
+    for (let i = 0; i < 10; i++) keyed.get(`other${i}`); // sweeps, over maxKeys and past idleTimeout
+    for (let i = 0; i < 4; i++) grants.push(track(clock, keyed.acquire("a")));
+    await clock.advance(0);
+    expect(grants.filter((g) => g.at === 0)).toHaveLength(2);
+    expect(made).toBe(11); // "a" once, the others once each
+    expect(keyed.has("a")).toBe(true);
+    await clock.runAll();
+  });
+
+  test("a custom limiter with isIdle() is evicted only when it says so", () => {
+    const clock = new ManualClock();
+    let idle = false;
+    const keyed = new KeyedLimiter({
+      clock,
+      idleTimeout: 0,
+      create: (): Limiter & { isIdle(): boolean } => ({
+        acquire: async () => {},
+        tryAcquire: () => 0,
+        schedule: async (task) => await task(),
+        pause: () => {},
+        isIdle: () => idle,
+      }),
+    });
+    keyed.get("a");
+    keyed.get("b");
+    expect(keyed.has("a")).toBe(true);
+    idle = true;
+    keyed.get("b");
+    expect(keyed.has("a")).toBe(false);
+  });
+
+  test("evicting a FixedWindowLimiter key keeps its window phase: never more than limit per original window", async () => {
+    const clock = new ManualClock();
+    const keyed = new KeyedLimiter({
+      clock,
+      idleTimeout: 0,
+      create: () => new FixedWindowLimiter({ limit: 2, interval: 1000, clock }),
+    });
+    const grants: number[] = [];
+    const take = () => {
+      if (keyed.tryAcquire("a") === 0) grants.push(clock.now());
+    };
+    take(); // t=0: windows of "a" are [k·1000, (k+1)·1000)
+    await clock.advanceTo(1500);
+    keyed.get("other"); // "a" has nothing in [1000, 2000): at rest, evicted
+    expect(keyed.has("a")).toBe(false);
+    keyed.get("a"); // re-created at t=1500
+    await clock.advanceTo(2100);
+    take();
+    take();
+    await clock.advanceTo(2600);
+    take();
+    take();
+    const inOriginalWindow2 = grants.filter((t) => t >= 2000 && t < 3000);
+    expect(inOriginalWindow2.length).toBeLessThanOrEqual(2);
+  });
+
+  test("evicting a SlidingCounterLimiter key keeps its window phase: the re-created key grants nothing the old one would not", async () => {
+    const clock = new ManualClock();
+    const make = () => new SlidingCounterLimiter({ limit: 2, interval: 1000, clock });
+    const original = make();
+    await clock.advanceTo(3500); // two empty windows: at rest
+    expect(original.isIdle()).toBe(true);
+    const fresh = make();
+    await clock.advanceTo(5499);
+    expect(original.tryAcquire(2)).toBe(0);
+    expect(fresh.tryAcquire(2)).toBe(0);
+    await clock.advanceTo(6000);
+    expect(original.tryAcquire(1)).toBe(500);
+    expect(fresh.tryAcquire(1)).toBe(500);
   });
 });
