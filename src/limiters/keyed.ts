@@ -77,6 +77,16 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
   #newest: Entry<K, L> | null = null;
   /** Per policy: how many keys' limiters include it (shared ones are left out of the idle test). */
   readonly #policyKeys = new Map<Policy, number>();
+  /**
+   * Limiters of evicted keys, held weakly. A caller may still hold one (a request in flight that
+   * will pause it on a 429, code that kept `get(key)`'s result): while it is alive it is the key's
+   * limiter again on the next `get`, so a key never has two limiters at once. Entries go when their
+   * limiter is collected.
+   */
+  readonly #evicted = new Map<K, WeakRef<L>>();
+  readonly #collected = new FinalizationRegistry<K>((key) => {
+    if (this.#evicted.get(key)?.deref() === undefined) this.#evicted.delete(key);
+  });
 
   /**
    * Creates an empty map of keys; limiters are made on first use of each key.
@@ -111,10 +121,7 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
         this.#append(entry);
       }
     } else {
-      const limiter = this.#create(key);
-      if (typeof limiter !== "object" || limiter === null || typeof limiter.acquire !== "function") {
-        throw new TypeError(`\`create\` must return a Limiter, got ${describeValue(limiter)}`);
-      }
+      const limiter = this.#revive(key) ?? this.#make(key);
       entry = { key, limiter, lastUsed: now, prev: null, next: null };
       this.#count(limiter, +1);
       this.#entries.set(key, entry);
@@ -137,6 +144,29 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
   /** Shorthand for `get(key).schedule(task, options)`. */
   schedule<T>(key: K, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     return this.get(key).schedule(task, options);
+  }
+
+  /** The evicted limiter of `key` if something still holds it. */
+  #revive(key: K): L | undefined {
+    const limiter = this.#evicted.get(key)?.deref();
+    this.#evicted.delete(key);
+    if (limiter !== undefined) this.#collected.unregister(limiter);
+    return limiter;
+  }
+
+  #make(key: K): L {
+    const limiter = this.#create(key);
+    if (typeof limiter !== "object" || limiter === null || typeof limiter.acquire !== "function") {
+      throw new TypeError(`\`create\` must return a Limiter, got ${describeValue(limiter)}`);
+    }
+    return limiter;
+  }
+
+  #evict(entry: Entry<K, L>): void {
+    this.#entries.delete(entry.key);
+    this.#count(entry.limiter, -1);
+    this.#evicted.set(entry.key, new WeakRef(entry.limiter));
+    this.#collected.register(entry.limiter, entry.key, entry.limiter);
   }
 
   #count(limiter: L, delta: number): void {
@@ -172,8 +202,7 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
       const atRest = this.#atRest(entry.limiter);
       this.#unlink(entry);
       if (atRest) {
-        this.#entries.delete(entry.key);
-        this.#count(entry.limiter, -1);
+        this.#evict(entry);
       } else {
         this.#append(entry); // busy: behind the others, so the next sweep looks further
       }

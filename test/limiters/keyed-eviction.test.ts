@@ -59,7 +59,7 @@ function make(s: Spec, clock: ManualClock): GatedLimiter {
 }
 
 describe("KeyedLimiter eviction (property)", () => {
-  test("for every algorithm, the evicted limiter's grants plus its successor's never exceed what the original alone allows", () => {
+  test("for every algorithm, a limiter's grants plus those of a fresh one made when it was idle never exceed what the original alone allows", () => {
     let runsWithEviction = 0;
     let evictions = 0;
     let grantsAfterEviction = 0;
@@ -69,45 +69,37 @@ describe("KeyedLimiter eviction (property)", () => {
         steps.sort((a, b) => a.at - b.at);
         const cap = s.kind === "smooth" ? Infinity : s.limit;
         const clock = new ManualClock(start);
-        const made: GatedLimiter[] = [];
-        const keyed = new KeyedLimiter({
-          clock,
-          idleTimeout: 0,
-          create: (key: string) => {
-            const limiter = make(s, clock);
-            if (key === "k") made.push(limiter);
-            return limiter;
-          },
-        });
-        // Created at `start`, like the key's first limiter.
-        const reference = make(s, clock);
-        keyed.get("k");
+        // What a KeyedLimiter does with an idle key whose old limiter nobody holds any more: it
+        // forgets it, and the key's next use makes a fresh one.
+        let current = make(s, clock);
+        const reference = make(s, clock); // created at `start` too, and never replaced
+        let replaced = 0;
         const history: Array<{ at: number; op: "take"; permits: number } | { at: number; op: "pause"; ms: number }> = [];
         for (const st of steps) {
           clock.jumpTo(start + st.at);
           if (st.op === "sweep") {
-            const limiter = keyed.has("k") ? made.at(-1)! : undefined;
-            const idle = limiter?.isIdle();
-            keyed.get("other"); // sweeps "k", the least recently used, once it is idle and at rest
-            if (limiter !== undefined) {
-              // The KeyedLimiter's decision agrees with what the limiter says of itself.
-              expect(keyed.has("k")).toBe(!idle);
-              if (idle) evictions++;
+            if (current.isIdle()) {
+              current = make(s, clock);
+              replaced++;
             }
           } else if (st.op === "pause") {
-            keyed.get("k").pause(st.ms);
+            current.pause(st.ms);
             history.push(st);
-          } else if (keyed.tryAcquire("k", Math.min(st.permits, cap)) === 0) {
-            history.push({ ...st, permits: Math.min(st.permits, cap) });
-            if (made.length > 1) grantsAfterEviction++;
+          } else {
+            const permits = Math.min(st.permits, cap);
+            if (current.tryAcquire(permits) === 0) {
+              history.push({ ...st, permits });
+              if (replaced > 0) grantsAfterEviction++;
+            }
           }
         }
-        if (made.length > 1) {
+        evictions += replaced;
+        if (replaced > 0) {
           runsWithEviction++;
           const kind = s.kind === "smooth" && s.burst > 0 ? "smooth with burst" : s.kind;
           evictedByKind.set(kind, (evictedByKind.get(kind) ?? 0) + 1);
         }
-        // Replay the combined history on one limiter that was never evicted: it must grant all of it.
+        // Replay the combined history on the limiter that was never replaced: it must grant all of it.
         for (const h of history) {
           clock.jumpTo(start + h.at);
           if (h.op === "pause") reference.pause(h.ms);
@@ -116,12 +108,39 @@ describe("KeyedLimiter eviction (property)", () => {
       }),
       { numRuns: 1000 },
     );
-    // The interesting branch is reached often: keys were evicted and their successors granted.
+    // The interesting branch is reached often: limiters were replaced and their successors granted.
     expect(runsWithEviction).toBeGreaterThan(300);
     expect(evictions).toBeGreaterThan(500);
     expect(grantsAfterEviction).toBeGreaterThan(500);
     for (const kind of ["smooth", "smooth with burst", "window", "fixed", "sliding"]) {
       expect({ kind, runs: evictedByKind.get(kind) ?? 0 }).toEqual({ kind, runs: expect.toSatisfy((n: number) => n >= 20) });
     }
+  });
+
+  test("a KeyedLimiter evicts a key exactly when its limiter says it is idle", () => {
+    let evicted = 0;
+    let kept = 0;
+    fc.assert(
+      fc.property(spec, fc.integer({ min: 0, max: 10_000 }), fc.array(step, { minLength: 1, maxLength: 40 }), (s, start, steps) => {
+        steps.sort((a, b) => a.at - b.at);
+        const cap = s.kind === "smooth" ? Infinity : s.limit;
+        const clock = new ManualClock(start);
+        const keyed = new KeyedLimiter({ clock, idleTimeout: 0, create: () => make(s, clock) });
+        for (const st of steps) {
+          clock.jumpTo(start + st.at);
+          if (st.op === "sweep") {
+            const idle = keyed.get("k").isIdle();
+            keyed.get("other"); // sweeps "k", now the least recently used
+            expect(keyed.has("k")).toBe(!idle);
+            if (idle) evicted++;
+            else kept++;
+          } else if (st.op === "pause") keyed.get("k").pause(st.ms);
+          else keyed.tryAcquire("k", Math.min(st.permits, cap));
+        }
+      }),
+      { numRuns: 300 },
+    );
+    expect(evicted).toBeGreaterThan(100);
+    expect(kept).toBeGreaterThan(100);
   });
 });

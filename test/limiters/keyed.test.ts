@@ -193,3 +193,112 @@ describe("KeyedLimiter eviction never lets more through (issue 10)", () => {
     expect(fresh.tryAcquire(1)).toBe(500);
   });
 });
+
+describe("KeyedLimiter: every sentence of the eviction promise", () => {
+  test("a limiter still held by a caller is the key's limiter again after eviction: a pause on it (a 429 during a long request) is not lost", async () => {
+    const clock = new ManualClock();
+    const keyed = new KeyedLimiter({ clock, idleTimeout: 0, create: () => new SmoothLimiter({ limit: 10, interval: 1000, clock }) });
+    // A throttled fetch takes the key's limiter, runs a request that takes 5 s, then pauses that limiter.
+    const limiter = keyed.get("api");
+    let finish!: () => void;
+    const request = limiter.schedule(() => new Promise<void>((resolve) => (finish = resolve)));
+    await clock.advance(5000);
+    keyed.get("other"); // "api" is at rest on its own state: evicted
+    finish();
+    await request;
+    limiter.pause(30_000); // the server said 429, Retry-After: 30
+    expect(keyed.get("api")).toBe(limiter);
+    expect(keyed.tryAcquire("api")).toBe(30_000);
+  });
+
+  test("a caller that keeps the limiter and one that calls get(key) share one limit across an eviction", async () => {
+    const clock = new ManualClock();
+    const keyed = new KeyedLimiter({ clock, idleTimeout: 0, create: () => new WindowLimiter({ limit: 2, interval: 1000, clock }) });
+    const kept = keyed.get("a");
+    await clock.advance(5000);
+    keyed.get("other"); // evicts "a"
+    expect(kept.tryAcquire(2)).toBe(0);
+    expect(keyed.tryAcquire("a")).toBe(1000);
+  });
+
+  test("a paused key is not evicted until its pause ends", async () => {
+    for (const make of [
+      (clock: ManualClock) => new WindowLimiter({ limit: 1, interval: 100, clock }),
+      (clock: ManualClock) => new SmoothLimiter({ limit: 10, interval: 1000, burst: 3, clock }),
+      (clock: ManualClock) => new FixedWindowLimiter({ limit: 1, interval: 100, clock }),
+      (clock: ManualClock) => new SlidingCounterLimiter({ limit: 1, interval: 100, clock }),
+    ]) {
+      const clock = new ManualClock();
+      const keyed = new KeyedLimiter({ clock, idleTimeout: 0, create: () => make(clock) });
+      keyed.get("a").pause(5000);
+      await clock.advance(4000);
+      keyed.get("other");
+      expect(keyed.has("a")).toBe(true);
+      expect(keyed.tryAcquire("a")).toBe(1000);
+    }
+  });
+
+  test('a key whose scheduled task is still running under countFrom: "completion" is not evicted (its slot is in flight)', async () => {
+    const clock = new ManualClock();
+    let made = 0;
+    const keyed = new KeyedLimiter({
+      clock,
+      idleTimeout: 0,
+      create: () => (made++, new WindowLimiter({ limit: 1, interval: 1000, countFrom: "completion", clock })),
+    });
+    let finish!: () => void;
+    const task = keyed.schedule("a", () => new Promise<void>((resolve) => (finish = resolve)));
+    await clock.advance(10_000);
+    keyed.get("other");
+    expect(keyed.has("a")).toBe(true);
+    finish();
+    await task;
+    expect(keyed.tryAcquire("a")).toBe(1000); // the slot counts from the completion at 10 000
+    expect(made).toBe(2);
+  });
+
+  test("combine(overall, perKey) made per key: evicting a key forgets only its own limit, the overall debt stays", async () => {
+    const clock = new ManualClock();
+    const overall = new WindowLimiter({ limit: 3, interval: 1000, countFrom: "completion", clock });
+    const keyed = new KeyedLimiter({
+      clock,
+      idleTimeout: 0,
+      create: () => combine(overall, new SmoothLimiter({ limit: 1, interval: 100, clock })),
+    });
+    let finish!: () => void;
+    const running = keyed.schedule("a", () => new Promise<void>((resolve) => (finish = resolve)));
+    keyed.get("b");
+    await clock.advance(500);
+    expect(keyed.tryAcquire("b")).toBe(0);
+    keyed.get("c"); // "a" may go: its own limit is at rest, and the running task's slot lives in `overall`
+    finish();
+    await running;
+    expect(overall.tryAcquire(2)).toBe(1000); // the task's slot counts from its completion at 500
+    expect(keyed.tryAcquire("a", 2)).toBe(1000); // and a re-created "a" is bound by it
+  });
+});
+
+describe("KeyedLimiter: an evicted limiter nobody holds is let go", () => {
+  test("once collected, the key's next use makes a fresh limiter (memory stays bounded by maxKeys plus what callers hold)", async () => {
+    const { setFlagsFromString } = await import("node:v8");
+    const { runInNewContext } = await import("node:vm");
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const clock = new ManualClock();
+    let made = 0;
+    const keyed = new KeyedLimiter({ clock, idleTimeout: 0, create: () => (made++, new SmoothLimiter({ limit: 10, clock })) });
+    expect(keyed.tryAcquire("a")).toBe(0); // nothing outside the KeyedLimiter keeps the limiter
+    await clock.advance(1000);
+    keyed.get("other"); // evicts "a"
+    expect(keyed.has("a")).toBe(false);
+    // Collection is up to the engine: give it a few chances.
+    for (let i = 0; i < 5 && made < 3; i++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      keyed.get("a"); // fresh if the old limiter was collected, else the same one, revived
+      await clock.advance(1000);
+      keyed.get("other"); // evicts "a" again for the next try
+    }
+    expect(made).toBe(3); // "a", "other", and a fresh "a"
+  });
+});
