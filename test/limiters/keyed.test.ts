@@ -291,10 +291,11 @@ describe("KeyedLimiter: an evicted limiter nobody holds is let go", () => {
     await clock.advance(1000);
     keyed.get("other"); // evicts "a"
     expect(keyed.has("a")).toBe(false);
-    // Collection is up to the engine: give it a few chances.
+    // Collection is up to the engine: give it a few chances. A WeakRef made or read in the current
+    // job keeps its target alive until the job ends, hence the macrotask before each collection.
     for (let i = 0; i < 5 && made < 3; i++) {
-      gc();
       await new Promise((resolve) => setTimeout(resolve, 0));
+      gc();
       keyed.get("a"); // fresh if the old limiter was collected, else the same one, revived
       await clock.advance(1000);
       keyed.get("other"); // evicts "a" again for the next try
