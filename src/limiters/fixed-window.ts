@@ -18,7 +18,7 @@
 import { CLOCK_ORIGIN, windowIndex, windowStart } from "./aligned-windows.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
-import { optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /**
  * Options of {@link FixedWindowLimiter}.
@@ -107,7 +107,7 @@ export class FixedWindowLimiter extends GatedLimiter {
   constructor(options: FixedWindowLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveInteger("limit", o.limit);
-    const interval = positiveFinite("interval", o.interval);
+    const interval = timeInterval("interval", o.interval);
     const clock = resolveClock(o.clock);
     super([new FixedWindowPolicy(limit, interval)], { ...o, clock });
   }

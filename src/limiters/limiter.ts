@@ -11,6 +11,7 @@ import {
   checkPermits,
   describeValue,
   nonNegativeFinite,
+  nonNegativeIntegerOrInfinity,
   nonNegativeOrInfinity,
   optionalSignal,
   optionsObject,
@@ -156,7 +157,7 @@ export abstract class GatedLimiter implements Limiter {
   /** Binds `policies` to a new gate; subclasses validate their own options first. */
   protected constructor(policies: readonly Policy[], options: BaseLimiterOptions) {
     const clock = resolveClock(options.clock);
-    this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
+    this.#maxQueue = nonNegativeIntegerOrInfinity("maxQueue", options.maxQueue ?? Infinity);
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#gate = new Gate(clock);
     this.#queue = new WaitQueue(policies);

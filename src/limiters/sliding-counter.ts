@@ -19,7 +19,7 @@
 import { CLOCK_ORIGIN, windowIndex, windowStart } from "./aligned-windows.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
-import { optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /** Absorbs float rounding at the exact instant the estimate reaches the limit (far below one permit). */
 const EPSILON = 1e-9;
@@ -130,7 +130,7 @@ export class SlidingCounterLimiter extends GatedLimiter {
   constructor(options: SlidingCounterLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveInteger("limit", o.limit);
-    const interval = positiveFinite("interval", o.interval);
+    const interval = timeInterval("interval", o.interval);
     const clock = resolveClock(o.clock);
     super([new SlidingCounterPolicy(limit, interval)], { ...o, clock });
   }

@@ -21,7 +21,7 @@
 import { LIMITER_DEFAULTS } from "./defaults.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
-import { nonNegativeFinite, optionsObject, positiveFinite } from "../validate.ts";
+import { MIN_INTERVAL, nonNegativeInteger, optionsObject, positiveFinite, timeInterval } from "../validate.ts";
 
 /**
  * Options of {@link SmoothLimiter}.
@@ -127,9 +127,20 @@ export class SmoothLimiter extends GatedLimiter {
   constructor(options: SmoothLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveFinite("limit", o.limit);
-    const interval = positiveFinite("interval", o.interval ?? LIMITER_DEFAULTS.interval);
-    const burst = nonNegativeFinite("burst", o.burst ?? LIMITER_DEFAULTS.burst);
-    const initial = nonNegativeFinite("initialPermits", o.initialPermits ?? burst);
+    const interval = timeInterval("interval", o.interval ?? LIMITER_DEFAULTS.interval);
+    // Grant times are interval/limit apart: at least 1 µs (see MIN_INTERVAL), and finite.
+    if (interval / limit < MIN_INTERVAL) {
+      throw new RangeError(`\`limit\` must be at most ${1 / MIN_INTERVAL} per ms of \`interval\` (a permit per µs), got ${limit}`);
+    }
+    if (!Number.isFinite(interval / limit)) {
+      throw new RangeError(`\`limit\` is too small for \`interval\` (a spacing of interval/limit ms must be finite), got ${limit}`);
+    }
+    // Whole permits keep `count` integer-valued, which is what makes `nextFree` exact.
+    const burst = nonNegativeInteger("burst", o.burst ?? LIMITER_DEFAULTS.burst);
+    if (!Number.isFinite((burst * interval) / limit)) {
+      throw new RangeError(`\`burst\` is too large: burst × interval/limit ms must be finite, got ${burst}`);
+    }
+    const initial = nonNegativeInteger("initialPermits", o.initialPermits ?? burst);
     if (initial > burst) {
       throw new RangeError(`\`initialPermits\` must be at most \`burst\` (${burst}), got ${initial}`);
     }
