@@ -31,7 +31,7 @@ import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 export interface FixedWindowLimiterOptions extends BaseLimiterOptions {
   /** The most permits granted in one window. */
   limit: number;
-  /** The window length in ms. */
+  /** The window length in ms, at least 0.001 (1 µs). */
   interval: number;
 }
 

@@ -6,6 +6,10 @@
  * "at rest" — a fresh limiter for that key would grant nothing the old one would not — so eviction can
  * never let more through than the limit. Policies shared by several keys (an overall limit combined
  * into each key's limiter) are left out of that test, since forgetting one key does not forget them.
+ * A custom limiter (not a GatedLimiter) is at rest only when its `isIdle()` says so; one without
+ * `isIdle` is never evicted. An evicted limiter is held weakly: while a caller still holds it (a
+ * request in flight that will pause it on a 429), the key's next `get` returns it again instead of
+ * making a second limiter for the key.
  * Keys are kept in least-recently-used order in an intrusive linked list beside the lookup Map (so a
  * `get` never reorders the Map, whose iteration slows down under delete/re-insert churn), and the
  * oldest few are checked on each `get`: O(1) per call whatever the number of keys, and no timer is
@@ -35,9 +39,16 @@ const SWEEP_PER_GET = 4;
  * ```
  */
 export interface KeyedLimiterOptions<K, L extends Limiter = Limiter> {
-  /** Makes the limiter for a key the first time it is used. */
+  /**
+   * Makes the limiter for a key the first time it is used (and again after the key was evicted and
+   * its old limiter collected). A custom limiter needs `isIdle()` to be evictable (see
+   * {@link Limiter.isIdle}).
+   */
   create: (key: K) => L;
-  /** Keys kept before idle ones are evicted (a soft bound: busy keys are kept). @default 10000 */
+  /**
+   * Keys kept before idle ones are evicted. A soft bound: keys that are not at rest (waiters, tasks in
+   * flight, a pause, grants still counting, a custom limiter without `isIdle`) are kept. @default 10000
+   */
   maxKeys?: number;
   /** A key unused this long (ms) is evicted once it is at rest. @default 60000 */
   idleTimeout?: number;

@@ -83,6 +83,12 @@ export interface Limiter {
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
   /** Grants nothing for `ms` (a server told us to back off); queued callers keep their places. */
   pause(ms: number): void;
+  /**
+   * Optional for a custom limiter: true only when nothing waits or runs on it and a fresh one would
+   * grant nothing it would not. A {@link KeyedLimiter} evicts a custom limiter's key only when this
+   * says so, and never when it is missing. Built-in limiters implement it.
+   */
+  isIdle?(): boolean;
 }
 
 /**

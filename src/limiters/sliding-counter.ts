@@ -35,7 +35,7 @@ const EPSILON = 1e-9;
 export interface SlidingCounterLimiterOptions extends BaseLimiterOptions {
   /** The most permits in any rolling `interval` (estimated). */
   limit: number;
-  /** The window length in ms. */
+  /** The window length in ms, at least 0.001 (1 µs). */
   interval: number;
 }
 

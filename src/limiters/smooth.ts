@@ -32,13 +32,16 @@ import { MIN_INTERVAL, nonNegativeInteger, optionsObject, positiveFinite, timeIn
  * ```
  */
 export interface SmoothLimiterOptions extends BaseLimiterOptions {
-  /** Permits per `interval` (may be fractional, e.g. 0.5 per second). */
+  /**
+   * Permits per `interval` (may be fractional, e.g. 0.5 per second), spaced `interval/limit` ms apart:
+   * at least 1 µs, so at most 1000 per ms of `interval`.
+   */
   limit: number;
-  /** The interval in ms. @default 1000 */
+  /** The interval in ms, at least 0.001 (1 µs). @default 1000 */
   interval?: number;
-  /** Permits stored from idle time, spent back to back before spacing resumes. @default 0 */
+  /** Permits stored from idle time (a whole number), spent back to back before spacing resumes. @default 0 */
   burst?: number;
-  /** Stored permits at creation, 0 to `burst`. @default burst (starts full) */
+  /** Stored permits at creation, a whole number from 0 to `burst`. @default burst (starts full) */
   initialPermits?: number;
 }
 

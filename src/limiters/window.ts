@@ -41,7 +41,7 @@ import { describeValue, optionsObject, positiveInteger, timeInterval } from "../
 export interface WindowLimiterOptions extends BaseLimiterOptions {
   /** The most permits granted in any window of `interval` ms. */
   limit: number;
-  /** The window length in ms. */
+  /** The window length in ms, at least 0.001 (1 µs). */
   interval: number;
   /**
    * When a permit starts to count. `"grant"`: for `acquire()`, at the grant; for `schedule(task)`, at
