@@ -159,6 +159,11 @@ describe("bad arguments to acquire/tryAcquire/schedule/pause throw at once and t
     ["pause -5", () => limiter.pause(-5), RangeError, "`ms` must be a non-negative finite number, got -5"],
     ["pause Infinity", () => limiter.pause(Infinity), RangeError, "got Infinity"],
     ["pause a string", () => limiter.pause("5" as never), TypeError, '`ms` must be a number, got "5"'],
+    ["acquire options a string", () => limiter.acquire(1, "fast" as never), TypeError, '`options` must be an object, got "fast"'],
+    ["acquire maxWait a string", () => limiter.acquire(1, { maxWait: "1" as never }), TypeError, '`maxWait` must be a number, got "1"'],
+    ["schedule options a number", () => limiter.schedule(() => 1, 5 as never), TypeError, "`options` must be an object, got 5"],
+    ["schedule permits a string", () => limiter.schedule(() => 1, { permits: "2" as never }), TypeError, '`permits` must be a number, got "2"'],
+    ["KeyedLimiter.acquire permits 1.5", () => new KeyedLimiter({ create: () => limiter }).acquire("k", 1.5), RangeError, "`permits` must be a positive integer, got 1.5"],
   ]);
 
   test("none of them took any capacity", () => {
