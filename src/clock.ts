@@ -5,6 +5,15 @@
  *
  * @module
  */
+import {
+  clockTime,
+  describeValue,
+  expectNumber,
+  MAX_EXACT_TIME,
+  nonNegativeFinite,
+  nonNegativeIntegerOrInfinity,
+  requireFunction,
+} from "./validate.ts";
 
 /** An opaque timer handle, as returned by {@link Clock.setTimeout}. */
 export type TimerHandle = unknown;
@@ -95,13 +104,12 @@ export class ManualClock implements Clock {
 
   /**
    * A clock standing at `start`.
-   * @param start the initial value of `now()` (default 0).
+   * @param start the initial value of `now()` (default 0): a number of ms within ±2⁵³ µs, the range in
+   *   which limiters' time arithmetic is exact to the µs.
+   * @throws {TypeError} when `start` is not a number; {RangeError} when it is out of range.
    */
   constructor(start = 0) {
-    if (typeof start !== "number" || !Number.isFinite(start)) {
-      throw new RangeError(`\`start\` must be a finite number, got ${String(start)}`);
-    }
-    this.#now = start;
+    this.#now = clockTime("start", start);
   }
 
   /** The current virtual time in ms. */
@@ -111,6 +119,8 @@ export class ManualClock implements Clock {
 
   /** Schedules `callback` at `now() + delay` (negative or NaN delays count as 0). */
   setTimeout(callback: () => void, delay: number): TimerHandle {
+    requireFunction("callback", callback);
+    expectNumber("delay", delay);
     const at = this.#now + (delay > 0 ? delay : 0);
     const timer: ManualTimer = { id: this.#nextId++, at, callback };
     let i = this.#timers.length;
@@ -141,17 +151,16 @@ export class ManualClock implements Clock {
    * they fall within the advanced span.
    */
   async advance(ms: number): Promise<void> {
-    if (typeof ms !== "number" || !(ms >= 0) || !Number.isFinite(ms)) {
-      throw new RangeError(`\`ms\` must be a non-negative finite number, got ${String(ms)}`);
+    nonNegativeFinite("ms", ms);
+    if (!(this.#now + ms <= MAX_EXACT_TIME)) {
+      throw new RangeError(`\`ms\` must keep the time within ±2^53 µs (about ±9.007e12 ms), got ${describeValue(ms)}`);
     }
     await this.advanceTo(this.#now + ms);
   }
 
   /** Like {@link ManualClock.advance}, to an absolute time (never backwards). */
   async advanceTo(time: number): Promise<void> {
-    if (typeof time !== "number" || Number.isNaN(time) || !Number.isFinite(time)) {
-      throw new RangeError(`\`time\` must be a finite number, got ${String(time)}`);
-    }
+    clockTime("time", time);
     await nextMacrotask();
     for (;;) {
       const next = this.#timers[0];
@@ -168,9 +177,12 @@ export class ManualClock implements Clock {
   /**
    * Fires pending timers in time order until none is left (or `limit` have fired), advancing time to
    * each. Useful to drain a queue without computing how long it takes.
+   * @param limit the most timers to fire: a non-negative integer, or `Infinity` (default 100,000,
+   *   so a timer that re-arms itself forever cannot hang a test)
    * @returns how many timers fired
    */
   async runAll(limit = 100_000): Promise<number> {
+    nonNegativeIntegerOrInfinity("limit", limit);
     let fired = 0;
     await nextMacrotask();
     while (this.#timers.length > 0 && fired < limit) {
@@ -188,9 +200,6 @@ export class ManualClock implements Clock {
    * (Limiters clamp backward steps: a clock that goes back never mints permits.)
    */
   jumpTo(time: number): void {
-    if (typeof time !== "number" || !Number.isFinite(time)) {
-      throw new RangeError(`\`time\` must be a finite number, got ${String(time)}`);
-    }
-    this.#now = time;
+    this.#now = clockTime("time", time);
   }
 }

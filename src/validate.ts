@@ -6,18 +6,48 @@
  * @module
  */
 
-/** Renders a bad value for a message: numbers as written, strings quoted, objects by type. */
+/** How many keys of an object, or items of an array, a message shows. */
+const SHOWN = 6;
+
+/**
+ * Renders a bad value for a message: numbers as written, strings quoted (and cut at 40 characters),
+ * arrays by their first items, objects by their keys — never their values, which may hold secrets
+ * (a headers object, a token) — and instances by their class.
+ */
 export function describeValue(value: unknown): string {
+  if (Array.isArray(value)) {
+    const items = value.slice(0, SHOWN).map(describeShallow);
+    if (value.length > SHOWN) items.push("…");
+    return `an array [${items.join(", ")}]${value.length > SHOWN ? ` (${value.length} items)` : ""}`;
+  }
+  if (typeof value === "object" && value !== null) {
+    const proto: unknown = Object.getPrototypeOf(value);
+    if (proto !== null && proto !== Object.prototype) {
+      const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
+      return typeof name === "string" && name !== "" ? `${/^[AEIOU]/.test(name) ? "an" : "a"} ${name}` : "an object";
+    }
+    const keys = Object.keys(value);
+    const shown = keys.slice(0, SHOWN);
+    if (keys.length > SHOWN) shown.push("…");
+    return `an object {${shown.join(", ")}}`;
+  }
+  return describeShallow(value);
+}
+
+/** A primitive as written; an array or object only by its kind (inside an array). */
+function describeShallow(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  if (typeof value === "number") return Object.is(value, -0) ? "-0" : String(value);
+  if (typeof value === "bigint") return `${value}n`;
+  if (typeof value === "boolean" || typeof value === "symbol") return String(value);
   if (value === null) return "null";
   if (value === undefined) return "undefined";
   if (typeof value === "function") return "a function";
-  if (Array.isArray(value)) return "an array";
-  return `an object (${Object.prototype.toString.call(value).slice(8, -1)})`;
+  return Array.isArray(value) ? "an array" : "an object";
 }
 
-function expectNumber(name: string, value: unknown): asserts value is number {
+/** A number, else a TypeError naming the option and the value. */
+export function expectNumber(name: string, value: unknown): asserts value is number {
   if (typeof value !== "number") throw new TypeError(`\`${name}\` must be a number, got ${describeValue(value)}`);
 }
 
@@ -53,6 +83,47 @@ export function nonNegativeFinite(name: string, value: unknown): number {
   expectNumber(name, value);
   if (!Number.isFinite(value) || value < 0) {
     throw new RangeError(`\`${name}\` must be a non-negative finite number, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/**
+ * The shortest interval a limiter accepts, in ms: 1 µs. Limiters compute grant times by adding
+ * intervals to clock times, and that must move time forward exactly: at 1 µs and above, `t +
+ * interval > t` and window indices `t / interval` stay exact integers for every clock time within
+ * ±{@link MAX_EXACT_TIME}. (A shorter one, such as 1e-300, vanishes in the addition: every window
+ * would start at the same instant and grant without bound.)
+ */
+export const MIN_INTERVAL = 0.001;
+
+/** The largest clock time, in ms, at which 1 µs steps stay exact: 2⁵³ µs, about 285 years. */
+export const MAX_EXACT_TIME = Number.MAX_SAFE_INTEGER / 1000;
+
+/** A time span of at least {@link MIN_INTERVAL} ms, finite. */
+export function timeInterval(name: string, value: unknown): number {
+  expectNumber(name, value);
+  if (!Number.isFinite(value) || !(value >= MIN_INTERVAL)) {
+    throw new RangeError(`\`${name}\` must be a finite number of ms, at least ${MIN_INTERVAL} (1 µs), got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** A clock time: a finite number within ±{@link MAX_EXACT_TIME}. */
+export function clockTime(name: string, value: unknown): number {
+  expectNumber(name, value);
+  if (!(Math.abs(value) <= MAX_EXACT_TIME)) {
+    throw new RangeError(
+      `\`${name}\` must be a finite number of ms within ±2^53 µs (about ±9.007e12 ms), got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+/** A safe integer ≥ 0, or `Infinity` for "no limit". */
+export function nonNegativeIntegerOrInfinity(name: string, value: unknown): number {
+  expectNumber(name, value);
+  if (value !== Infinity && (!Number.isSafeInteger(value) || value < 0)) {
+    throw new RangeError(`\`${name}\` must be a non-negative integer or Infinity, got ${describeValue(value)}`);
   }
   return value;
 }

@@ -5,6 +5,12 @@
  */
 
 /**
+ * The origin of every fixed-window grid: the clock's zero. Windows are a property of the clock, not
+ * of a limiter's creation time, so a limiter re-created later (an evicted key) keeps the same edges.
+ */
+export const CLOCK_ORIGIN = 0;
+
+/**
  * The index k of the window containing `t`. Checked against the same expression that computes a
  * window's start, so a time returned as "the next window starts here" always lands in that window
  * despite floating-point rounding.

@@ -1,20 +1,24 @@
 /**
- * FixedWindowLimiter: at most `limit` permits per fixed window `[origin + k·interval, origin + (k+1)·interval)`.
+ * FixedWindowLimiter: at most `limit` permits per fixed window `[k·interval, (k+1)·interval)` of the clock.
  *
  * State is two numbers: the current window's index and the permits granted in it. O(1) time and
  * memory. The trade-off is at the edges: `limit` permits at the end of one window and `limit` more at
  * the start of the next can go within a few ms — up to 2·limit in a span shorter than `interval`.
- * Windows start when the limiter is created (`origin` = the clock's time then).
+ * Windows are aligned to the clock (k·interval on `clock.now()`), not to the limiter's creation: the
+ * phase is then no state of the limiter, so a limiter re-created for the same key (an evicted
+ * KeyedLimiter key) has the same window edges, and one that has granted nothing in the current window
+ * is indistinguishable from a fresh one. (With creation-time windows, a key evicted mid-window and
+ * re-created came back with shifted edges and could put 2·limit into one of its original windows.)
  *
  * Use it to mirror a server that counts in fixed windows whose phase you know, or when 2× edge
  * bursts are harmless. Otherwise prefer WindowLimiter (strict) or SlidingCounterLimiter (O(1), smoother).
  *
  * @module
  */
-import { windowIndex, windowStart } from "./aligned-windows.ts";
+import { CLOCK_ORIGIN, windowIndex, windowStart } from "./aligned-windows.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
-import { optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /**
  * Options of {@link FixedWindowLimiter}.
@@ -27,7 +31,7 @@ import { optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
 export interface FixedWindowLimiterOptions extends BaseLimiterOptions {
   /** The most permits granted in one window. */
   limit: number;
-  /** The window length in ms. */
+  /** The window length in ms, at least 0.001 (1 µs). */
   interval: number;
 }
 
@@ -36,15 +40,13 @@ export class FixedWindowPolicy implements Policy {
   readonly maxPermits: number;
   heldEpoch = 0;
   readonly #interval: number;
-  readonly #origin: number;
   #window = 0;
   #count = 0;
   #pausedUntil = -Infinity;
 
-  constructor(limit: number, interval: number, origin: number) {
+  constructor(limit: number, interval: number) {
     this.maxPermits = limit;
     this.#interval = interval;
-    this.#origin = origin;
   }
 
   #countIn(k: number): number {
@@ -53,13 +55,13 @@ export class FixedWindowPolicy implements Policy {
 
   earliest(permits: number, now: number): number {
     const at = this.#pausedUntil > now ? this.#pausedUntil : now;
-    const k = windowIndex(this.#origin, this.#interval, at);
+    const k = windowIndex(CLOCK_ORIGIN, this.#interval, at);
     if (this.#countIn(k) + permits <= this.maxPermits) return at;
-    return windowStart(this.#origin, this.#interval, k + 1);
+    return windowStart(CLOCK_ORIGIN, this.#interval, k + 1);
   }
 
   take(permits: number, at: number): void {
-    const k = windowIndex(this.#origin, this.#interval, at);
+    const k = windowIndex(CLOCK_ORIGIN, this.#interval, at);
     if (k !== this.#window) {
       this.#window = k;
       this.#count = 0;
@@ -71,12 +73,14 @@ export class FixedWindowPolicy implements Policy {
     if (until > this.#pausedUntil) this.#pausedUntil = until;
   }
 
+  // Nothing granted in the current window and no pause: a fresh policy (same clock-aligned edges)
+  // would be in exactly this state, and earlier windows can no longer affect any decision.
   isAtRest(now: number): boolean {
-    return this.#countIn(windowIndex(this.#origin, this.#interval, now)) === 0 && this.#pausedUntil <= now;
+    return this.#countIn(windowIndex(CLOCK_ORIGIN, this.#interval, now)) === 0 && this.#pausedUntil <= now;
   }
 
   clone(_now: number): FixedWindowPolicy {
-    const copy = new FixedWindowPolicy(this.maxPermits, this.#interval, this.#origin);
+    const copy = new FixedWindowPolicy(this.maxPermits, this.#interval);
     copy.#window = this.#window;
     copy.#count = this.#count;
     copy.#pausedUntil = this.#pausedUntil;
@@ -85,8 +89,8 @@ export class FixedWindowPolicy implements Policy {
 }
 
 /**
- * At most `limit` permits per fixed window of `interval` ms (windows start when the limiter is
- * created). O(1) memory, but up to 2·limit can pass across a window edge.
+ * At most `limit` permits per fixed window of `interval` ms (windows `[k·interval, (k+1)·interval)`
+ * of the clock's time). O(1) memory, but up to 2·limit can pass across a window edge.
  *
  * @example
  * ```ts
@@ -103,8 +107,8 @@ export class FixedWindowLimiter extends GatedLimiter {
   constructor(options: FixedWindowLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveInteger("limit", o.limit);
-    const interval = positiveFinite("interval", o.interval);
+    const interval = timeInterval("interval", o.interval);
     const clock = resolveClock(o.clock);
-    super([new FixedWindowPolicy(limit, interval, clock.now())], { ...o, clock });
+    super([new FixedWindowPolicy(limit, interval)], { ...o, clock });
   }
 }

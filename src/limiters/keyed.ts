@@ -6,6 +6,10 @@
  * "at rest" — a fresh limiter for that key would grant nothing the old one would not — so eviction can
  * never let more through than the limit. Policies shared by several keys (an overall limit combined
  * into each key's limiter) are left out of that test, since forgetting one key does not forget them.
+ * A custom limiter (not a GatedLimiter) is at rest only when its `isIdle()` says so; one without
+ * `isIdle` is never evicted. An evicted limiter is held weakly: while a caller still holds it (a
+ * request in flight that will pause it on a 429), the key's next `get` returns it again instead of
+ * making a second limiter for the key.
  * Keys are kept in least-recently-used order in an intrusive linked list beside the lookup Map (so a
  * `get` never reorders the Map, whose iteration slows down under delete/re-insert churn), and the
  * oldest few are checked on each `get`: O(1) per call whatever the number of keys, and no timer is
@@ -35,9 +39,16 @@ const SWEEP_PER_GET = 4;
  * ```
  */
 export interface KeyedLimiterOptions<K, L extends Limiter = Limiter> {
-  /** Makes the limiter for a key the first time it is used. */
+  /**
+   * Makes the limiter for a key the first time it is used (and again after the key was evicted and
+   * its old limiter collected). A custom limiter needs `isIdle()` to be evictable (see
+   * {@link Limiter.isIdle}).
+   */
   create: (key: K) => L;
-  /** Keys kept before idle ones are evicted (a soft bound: busy keys are kept). @default 10000 */
+  /**
+   * Keys kept before idle ones are evicted. A soft bound: keys that are not at rest (waiters, tasks in
+   * flight, a pause, grants still counting, a custom limiter without `isIdle`) are kept. @default 10000
+   */
   maxKeys?: number;
   /** A key unused this long (ms) is evicted once it is at rest. @default 60000 */
   idleTimeout?: number;
@@ -77,6 +88,16 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
   #newest: Entry<K, L> | null = null;
   /** Per policy: how many keys' limiters include it (shared ones are left out of the idle test). */
   readonly #policyKeys = new Map<Policy, number>();
+  /**
+   * Limiters of evicted keys, held weakly. A caller may still hold one (a request in flight that
+   * will pause it on a 429, code that kept `get(key)`'s result): while it is alive it is the key's
+   * limiter again on the next `get`, so a key never has two limiters at once. Entries go when their
+   * limiter is collected.
+   */
+  readonly #evicted = new Map<K, WeakRef<L>>();
+  readonly #collected = new FinalizationRegistry<K>((key) => {
+    if (this.#evicted.get(key)?.deref() === undefined) this.#evicted.delete(key);
+  });
 
   /**
    * Creates an empty map of keys; limiters are made on first use of each key.
@@ -111,10 +132,7 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
         this.#append(entry);
       }
     } else {
-      const limiter = this.#create(key);
-      if (typeof limiter !== "object" || limiter === null || typeof limiter.acquire !== "function") {
-        throw new TypeError(`\`create\` must return a Limiter, got ${describeValue(limiter)}`);
-      }
+      const limiter = this.#revive(key) ?? this.#make(key);
       entry = { key, limiter, lastUsed: now, prev: null, next: null };
       this.#count(limiter, +1);
       this.#entries.set(key, entry);
@@ -139,6 +157,29 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
     return this.get(key).schedule(task, options);
   }
 
+  /** The evicted limiter of `key` if something still holds it. */
+  #revive(key: K): L | undefined {
+    const limiter = this.#evicted.get(key)?.deref();
+    this.#evicted.delete(key);
+    if (limiter !== undefined) this.#collected.unregister(limiter);
+    return limiter;
+  }
+
+  #make(key: K): L {
+    const limiter = this.#create(key);
+    if (typeof limiter !== "object" || limiter === null || typeof limiter.acquire !== "function") {
+      throw new TypeError(`\`create\` must return a Limiter, got ${describeValue(limiter)}`);
+    }
+    return limiter;
+  }
+
+  #evict(entry: Entry<K, L>): void {
+    this.#entries.delete(entry.key);
+    this.#count(entry.limiter, -1);
+    this.#evicted.set(entry.key, new WeakRef(entry.limiter));
+    this.#collected.register(entry.limiter, entry.key, entry.limiter);
+  }
+
   #count(limiter: L, delta: number): void {
     if (!(limiter instanceof GatedLimiter)) return;
     for (const p of limiter[INTERNALS].policies) {
@@ -148,10 +189,12 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
     }
   }
 
-  #atRest(limiter: L, now: number): boolean {
+  #atRest(limiter: L): boolean {
     if (!(limiter instanceof GatedLimiter)) {
-      const custom = limiter as L & { isIdle?: () => boolean };
-      return typeof custom.isIdle === "function" ? custom.isIdle() : true;
+      // A custom limiter is forgotten only on its own word: one that cannot say it is idle may have
+      // waiters or grants still counting, and a second limiter made for its key would double the limit.
+      const custom = limiter as L & { isIdle?: () => unknown };
+      return typeof custom.isIdle === "function" && custom.isIdle() === true;
     }
     const parts = limiter[INTERNALS];
     if (parts.queue.size > 0) return false;
@@ -166,10 +209,11 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
       const over = this.#entries.size > this.#maxKeys;
       const stale = now - entry.lastUsed >= this.#idleTimeout;
       if (!over && !stale) break; // LRU order: nothing older to find
+      // Asked before unlinking, so a custom `isIdle()` that throws leaves the list intact.
+      const atRest = this.#atRest(entry.limiter);
       this.#unlink(entry);
-      if (this.#atRest(entry.limiter, now)) {
-        this.#entries.delete(entry.key);
-        this.#count(entry.limiter, -1);
+      if (atRest) {
+        this.#evict(entry);
       } else {
         this.#append(entry); // busy: behind the others, so the next sweep looks further
       }

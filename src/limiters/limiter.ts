@@ -11,6 +11,7 @@ import {
   checkPermits,
   describeValue,
   nonNegativeFinite,
+  nonNegativeIntegerOrInfinity,
   nonNegativeOrInfinity,
   optionalSignal,
   optionsObject,
@@ -82,6 +83,12 @@ export interface Limiter {
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
   /** Grants nothing for `ms` (a server told us to back off); queued callers keep their places. */
   pause(ms: number): void;
+  /**
+   * Optional for a custom limiter: true only when nothing waits or runs on it and a fresh one would
+   * grant nothing it would not. A {@link KeyedLimiter} evicts a custom limiter's key only when this
+   * says so, and never when it is missing. Built-in limiters implement it.
+   */
+  isIdle?(): boolean;
 }
 
 /**
@@ -156,7 +163,7 @@ export abstract class GatedLimiter implements Limiter {
   /** Binds `policies` to a new gate; subclasses validate their own options first. */
   protected constructor(policies: readonly Policy[], options: BaseLimiterOptions) {
     const clock = resolveClock(options.clock);
-    this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
+    this.#maxQueue = nonNegativeIntegerOrInfinity("maxQueue", options.maxQueue ?? Infinity);
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#gate = new Gate(clock);
     this.#queue = new WaitQueue(policies);

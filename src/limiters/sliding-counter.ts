@@ -8,15 +8,18 @@
  * so it is an approximation: when they were bunched at its end, up to about 2·limit can pass in one
  * rolling interval in the worst case; with steady traffic it tracks the strict window closely.
  *
+ * Windows are aligned to the clock (k·interval on `clock.now()`), as for FixedWindowLimiter, so a
+ * re-created limiter (an evicted KeyedLimiter key) weighs the same windows as the one it replaces.
+ *
  * Use it for very large limits (10,000 a day and up) where a strict log would cost memory per
  * permit, and the server's own accounting is itself approximate.
  *
  * @module
  */
-import { windowIndex, windowStart } from "./aligned-windows.ts";
+import { CLOCK_ORIGIN, windowIndex, windowStart } from "./aligned-windows.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
-import { optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /** Absorbs float rounding at the exact instant the estimate reaches the limit (far below one permit). */
 const EPSILON = 1e-9;
@@ -32,7 +35,7 @@ const EPSILON = 1e-9;
 export interface SlidingCounterLimiterOptions extends BaseLimiterOptions {
   /** The most permits in any rolling `interval` (estimated). */
   limit: number;
-  /** The window length in ms. */
+  /** The window length in ms, at least 0.001 (1 µs). */
   interval: number;
 }
 
@@ -41,16 +44,14 @@ export class SlidingCounterPolicy implements Policy {
   readonly maxPermits: number;
   heldEpoch = 0;
   readonly #interval: number;
-  readonly #origin: number;
   #window = 0;
   #current = 0;
   #previous = 0;
   #pausedUntil = -Infinity;
 
-  constructor(limit: number, interval: number, origin: number) {
+  constructor(limit: number, interval: number) {
     this.maxPermits = limit;
     this.#interval = interval;
-    this.#origin = origin;
   }
 
   /** [previous, current] as they would be in window k (no mutation, so predictions can ask freely). */
@@ -64,8 +65,8 @@ export class SlidingCounterPolicy implements Policy {
     const limit = this.maxPermits;
     const interval = this.#interval;
     const at = this.#pausedUntil > now ? this.#pausedUntil : now;
-    const k = windowIndex(this.#origin, interval, at);
-    const start = windowStart(this.#origin, interval, k);
+    const k = windowIndex(CLOCK_ORIGIN, interval, at);
+    const start = windowStart(CLOCK_ORIGIN, interval, k);
     const [previous, current] = this.#countsIn(k);
     if (previous * (1 - (at - start) / interval) + current + permits <= limit + EPSILON) return at;
     if (current + permits <= limit) {
@@ -75,13 +76,13 @@ export class SlidingCounterPolicy implements Policy {
       return t > at ? t : at;
     }
     // In the next window, where this window's count becomes the sliding weight.
-    const next = windowStart(this.#origin, interval, k + 1);
+    const next = windowStart(CLOCK_ORIGIN, interval, k + 1);
     const f = Math.max(0, 1 - (limit - permits) / current);
     return next + f * interval;
   }
 
   take(permits: number, at: number): void {
-    const k = windowIndex(this.#origin, this.#interval, at);
+    const k = windowIndex(CLOCK_ORIGIN, this.#interval, at);
     if (k !== this.#window) {
       [this.#previous, this.#current] = this.#countsIn(k);
       this.#window = k;
@@ -93,13 +94,15 @@ export class SlidingCounterPolicy implements Policy {
     if (until > this.#pausedUntil) this.#pausedUntil = until;
   }
 
+  // Both windows that weigh on the estimate are empty and no pause: a fresh policy (same
+  // clock-aligned edges) would be in exactly this state.
   isAtRest(now: number): boolean {
-    const [previous, current] = this.#countsIn(windowIndex(this.#origin, this.#interval, now));
+    const [previous, current] = this.#countsIn(windowIndex(CLOCK_ORIGIN, this.#interval, now));
     return previous === 0 && current === 0 && this.#pausedUntil <= now;
   }
 
   clone(_now: number): SlidingCounterPolicy {
-    const copy = new SlidingCounterPolicy(this.maxPermits, this.#interval, this.#origin);
+    const copy = new SlidingCounterPolicy(this.maxPermits, this.#interval);
     copy.#window = this.#window;
     copy.#current = this.#current;
     copy.#previous = this.#previous;
@@ -127,8 +130,8 @@ export class SlidingCounterLimiter extends GatedLimiter {
   constructor(options: SlidingCounterLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveInteger("limit", o.limit);
-    const interval = positiveFinite("interval", o.interval);
+    const interval = timeInterval("interval", o.interval);
     const clock = resolveClock(o.clock);
-    super([new SlidingCounterPolicy(limit, interval, clock.now())], { ...o, clock });
+    super([new SlidingCounterPolicy(limit, interval)], { ...o, clock });
   }
 }

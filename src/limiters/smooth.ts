@@ -21,7 +21,7 @@
 import { LIMITER_DEFAULTS } from "./defaults.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
-import { nonNegativeFinite, optionsObject, positiveFinite } from "../validate.ts";
+import { MIN_INTERVAL, nonNegativeInteger, optionsObject, positiveFinite, timeInterval } from "../validate.ts";
 
 /**
  * Options of {@link SmoothLimiter}.
@@ -32,13 +32,16 @@ import { nonNegativeFinite, optionsObject, positiveFinite } from "../validate.ts
  * ```
  */
 export interface SmoothLimiterOptions extends BaseLimiterOptions {
-  /** Permits per `interval` (may be fractional, e.g. 0.5 per second). */
+  /**
+   * Permits per `interval` (may be fractional, e.g. 0.5 per second), spaced `interval/limit` ms apart:
+   * at least 1 µs, so at most 1000 per ms of `interval`.
+   */
   limit: number;
-  /** The interval in ms. @default 1000 */
+  /** The interval in ms, at least 0.001 (1 µs). @default 1000 */
   interval?: number;
-  /** Permits stored from idle time, spent back to back before spacing resumes. @default 0 */
+  /** Permits stored from idle time (a whole number), spent back to back before spacing resumes. @default 0 */
   burst?: number;
-  /** Stored permits at creation, 0 to `burst`. @default burst (starts full) */
+  /** Stored permits at creation, a whole number from 0 to `burst`. @default burst (starts full) */
   initialPermits?: number;
 }
 
@@ -127,9 +130,20 @@ export class SmoothLimiter extends GatedLimiter {
   constructor(options: SmoothLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveFinite("limit", o.limit);
-    const interval = positiveFinite("interval", o.interval ?? LIMITER_DEFAULTS.interval);
-    const burst = nonNegativeFinite("burst", o.burst ?? LIMITER_DEFAULTS.burst);
-    const initial = nonNegativeFinite("initialPermits", o.initialPermits ?? burst);
+    const interval = timeInterval("interval", o.interval ?? LIMITER_DEFAULTS.interval);
+    // Grant times are interval/limit apart: at least 1 µs (see MIN_INTERVAL), and finite.
+    if (interval / limit < MIN_INTERVAL) {
+      throw new RangeError(`\`limit\` must be at most ${1 / MIN_INTERVAL} per ms of \`interval\` (a permit per µs), got ${limit}`);
+    }
+    if (!Number.isFinite(interval / limit)) {
+      throw new RangeError(`\`limit\` is too small for \`interval\` (a spacing of interval/limit ms must be finite), got ${limit}`);
+    }
+    // Whole permits keep `count` integer-valued, which is what makes `nextFree` exact.
+    const burst = nonNegativeInteger("burst", o.burst ?? LIMITER_DEFAULTS.burst);
+    if (!Number.isFinite((burst * interval) / limit)) {
+      throw new RangeError(`\`burst\` is too large: burst × interval/limit ms must be finite, got ${burst}`);
+    }
+    const initial = nonNegativeInteger("initialPermits", o.initialPermits ?? burst);
     if (initial > burst) {
       throw new RangeError(`\`initialPermits\` must be at most \`burst\` (${burst}), got ${initial}`);
     }

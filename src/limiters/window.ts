@@ -28,7 +28,7 @@
  */
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
-import { describeValue, optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+import { describeValue, optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /**
  * Options of {@link WindowLimiter}.
@@ -41,7 +41,7 @@ import { describeValue, optionsObject, positiveFinite, positiveInteger } from ".
 export interface WindowLimiterOptions extends BaseLimiterOptions {
   /** The most permits granted in any window of `interval` ms. */
   limit: number;
-  /** The window length in ms. */
+  /** The window length in ms, at least 0.001 (1 µs). */
   interval: number;
   /**
    * When a permit starts to count. `"grant"`: for `acquire()`, at the grant; for `schedule(task)`, at
@@ -214,7 +214,7 @@ export class WindowLimiter extends GatedLimiter {
   constructor(options: WindowLimiterOptions) {
     const o = optionsObject("options", options);
     const limit = positiveInteger("limit", o.limit);
-    const interval = positiveFinite("interval", o.interval);
+    const interval = timeInterval("interval", o.interval);
     const countFrom = o.countFrom ?? "grant";
     if (countFrom !== "grant" && countFrom !== "completion") {
       throw new RangeError(`\`countFrom\` must be "grant" or "completion", got ${describeValue(countFrom)}`);
