@@ -48,10 +48,10 @@ export class Reach {
   atLeast(minimums: Record<string, number>): void {
     const counts = Object.fromEntries(Object.keys(minimums).map((label) => [label, this.count(label)]));
     if ((globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.SLUICE_REACH === "1") {
-      console.info(`reach: ${this.#name}: ${Object.entries(counts).map(([l, n]) => `${l} ${n}`).join("; ")} (of ${this.runs} runs)`);
+      console.info(`reach: ${this.#name}: ${Object.entries(counts).map(([l, n]) => `${l} ${n}`).join("; ")} ${this.runs > 0 ? ` (of ${this.runs} runs)` : ""}`);
     }
     for (const [label, min] of Object.entries(minimums)) {
-      expect(counts[label], `${this.#name}: "${label}" reached ${counts[label]} times in ${this.runs} runs, fewer than ${min}`)
+      expect(counts[label], `${this.#name}: "${label}" reached ${counts[label]} times${this.runs > 0 ? ` in ${this.runs} runs` : ""}, fewer than ${min}`)
         .toBeGreaterThanOrEqual(min);
     }
   }
