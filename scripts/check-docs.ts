@@ -7,6 +7,11 @@
  *   <!-- size:core -->5.9 KiB<!-- /size:core -->        within 0.25 KiB of the measured min+gzip
  *   <!-- size:smooth -->3.7 KiB<!-- /size:smooth -->    SmoothLimiter alone, likewise
  *   <!-- size:core-budget -->7 KiB<!-- /size:core-budget -->  exactly the budget CI enforces
+ *   <!-- size:fetch -->, <!-- size:main -->             createThrottledFetch alone, the whole main entry
+ *   <!-- size:main-budget -->15 KiB<!-- /size:main-budget -->  the main entry's budget (scripts/entries.ts)
+ *
+ * and the measured figures (scripts/docs-figures.ts): every generated block present and dated, the
+ * benchmark summary dated as bench/RESULTS.md and stating only figures found there.
  *
  *   node scripts/check-docs.ts      (after `npm run build`)
  */
@@ -18,6 +23,8 @@ import { ROOT } from "./lib/paths.ts";
 import { CheckList } from "./lib/results.ts";
 import { bun, deno, node20, node24 } from "./lib/runtimes.ts";
 import { CORE_BUDGET, CORE_EXPORTS, measure } from "./lib/size.ts";
+import { checkFigures } from "./docs-figures.ts";
+import { ENTRIES } from "./entries.ts";
 
 const DOCS = ["README.md"].filter((f) => existsSync(join(ROOT, f)));
 const texts = DOCS.map((file) => ({ file, text: readFileSync(join(ROOT, file), "utf8") }));
@@ -70,13 +77,27 @@ await checks.check("the sizes stated are the measured ones (within 0.25 KiB) and
       }
     }
   };
+  const fetch = await measure(`export { createThrottledFetch } from "./index.js";`);
+  const main = await measure(`export * from "./index.js";`);
   near("size:core", core.gzip);
   near("size:smooth", smooth.gzip);
+  near("size:fetch", fetch.gzip);
+  near("size:main", main.gzip);
   for (const { file, value } of marked("size:core-budget")) {
     if (value !== `${CORE_BUDGET / 1024} KiB`) problems.push(`${file}: size:core-budget says "${value}", CI enforces ${CORE_BUDGET / 1024} KiB`);
   }
+  const mainBudget = ENTRIES.find((e) => e.subpath === ".")!.sizeBudget!;
+  for (const { file, value } of marked("size:main-budget")) {
+    if (value !== `${mainBudget / 1024} KiB`) problems.push(`${file}: size:main-budget says "${value}", CI enforces ${mainBudget / 1024} KiB`);
+  }
   if (problems.length > 0) throw new Error(problems.join("\n"));
-  return `core ${(core.gzip / 1024).toFixed(2)} KiB, SmoothLimiter alone ${(smooth.gzip / 1024).toFixed(2)} KiB`;
+  return `core ${(core.gzip / 1024).toFixed(2)} KiB, SmoothLimiter alone ${(smooth.gzip / 1024).toFixed(2)} KiB, ` +
+    `throttled fetch ${(fetch.gzip / 1024).toFixed(2)} KiB, main entry ${(main.gzip / 1024).toFixed(2)} KiB`;
+});
+
+await checks.check("the README's measured figures are dated, and the benchmark summary matches bench/RESULTS.md", () => {
+  const problems = checkFigures(readFileSync(join(ROOT, "README.md"), "utf8"), readFileSync(join(ROOT, "bench", "RESULTS.md"), "utf8"));
+  if (problems.length > 0) throw new Error(`${problems.join("\n")}\n(npm run docs:figures re-measures the generated blocks)`);
 });
 
 checks.finish();

@@ -4,6 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { Reach } from "./reach.ts";
 import { saturationSvg } from "../bench/lib/svg.ts";
 import {
   histogram,
@@ -104,11 +105,13 @@ describe("maxInWindow and windowViolations", () => {
   });
 
   test("agrees with a brute-force count on random inputs", () => {
+    const reach = new Reach("max in window");
     fc.assert(
       fc.property(
         fc.array(fc.tuple(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 1, max: 5 })), { maxLength: 60 }),
         fc.integer({ min: 1, max: 1500 }),
         (events, w) => {
+          reach.hit(events.length > 1 ? "several events" : "at most one event");
           const times = events.map(([t]) => t / 2);
           const weights = events.map(([, k]) => k);
           expect(maxWeightInWindow(times, weights, w).max).toBe(bruteMax(times, weights, w));
@@ -116,14 +119,20 @@ describe("maxInWindow and windowViolations", () => {
         },
       ),
     );
+    reach.atLeast({ "several events": 50 });
   });
 
   test("violations are zero exactly when the max fits the limit", () => {
+    const reach = new Reach("violations");
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 3000 }), { maxLength: 50 }), fc.integer({ min: 1, max: 6 }), (times, limit) => {
-        expect(windowViolations(times, 1000, limit) === 0).toBe(maxInWindow(times, 1000).max <= limit);
+        const fits = maxInWindow(times, 1000).max <= limit;
+        reach.hit(fits ? "fits the limit" : "over the limit");
+        expect(windowViolations(times, 1000, limit) === 0).toBe(fits);
       }),
+      { numRuns: 300 },
     );
+    reach.atLeast({ "fits the limit": 40, "over the limit": 40 });
   });
 });
 

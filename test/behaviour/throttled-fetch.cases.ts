@@ -2,7 +2,9 @@
  * The throttled fetch on every runtime: real requests to a local server the case starts, with the
  * limiter (and so every timer of the fetch) on a ManualClock. Virtual time decides *when* a request
  * may go; the network only decides how long it takes, so the cases wait for what the server has seen
- * (never for wall-clock durations) and cannot flake on a slow machine.
+ * (never for wall-clock durations) and cannot flake on a slow machine. "Nothing else was sent" is
+ * proved by the limiter, not by a pause: a request still queued has not been granted, so it cannot
+ * have been sent, however slow the network.
  */
 import { createThrottledFetch, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
 import { expect, track } from "./expect.ts";
@@ -17,11 +19,6 @@ async function until(condition: () => boolean, what: string, ms = 5000): Promise
   }
 }
 
-/** Lets in-flight network work settle without moving virtual time (a few real ms). */
-function settle(ms = 30): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 describe("throttled fetch", () => {
   test("every attempt waits its turn on the shared limiter: 5 callers at 2 per second reach the server 2, 2, 1", async (t) => {
     const seen: string[] = [];
@@ -30,14 +27,15 @@ describe("throttled fetch", () => {
       return new Response("ok");
     });
     const clock = new ManualClock();
-    const api = createThrottledFetch({ limiter: new WindowLimiter({ limit: 2, interval: 1000, clock }) });
+    const limiter = new WindowLimiter({ limit: 2, interval: 1000, clock });
+    const api = createThrottledFetch({ limiter });
     const calls = ["/1", "/2", "/3", "/4", "/5"].map((path) => api(`${server.url}${path}`).then((r) => r.text()));
     await until(() => seen.length === 2, "the first two arrive");
-    await settle();
-    expect(seen.length).toBe(2);
+    await until(() => limiter.queued === 3, "the other three wait in the queue");
+    expect(seen.length).toBe(2); // the three others were never granted, so never sent
     await clock.advance(1000);
     await until(() => seen.length === 4, "two more arrive a virtual second later");
-    await settle();
+    expect(limiter.queued).toBe(1); // the fifth is still waiting for its turn
     expect(seen.length).toBe(4);
     await clock.advance(1000);
     await until(() => seen.length === 5, "the last one arrives");
@@ -56,8 +54,9 @@ describe("throttled fetch", () => {
     });
     const clock = new ManualClock();
     let paused = 0;
+    const limiter = new SmoothLimiter({ limit: 10, interval: 1000, clock });
     const api = createThrottledFetch({
-      limiter: new SmoothLimiter({ limit: 10, interval: 1000, clock }),
+      limiter,
       onThrottle: (event) => void (paused = event.paused),
     });
     const a = api(`${server.url}/a`).then((r) => r.text());
@@ -66,14 +65,15 @@ describe("throttled fetch", () => {
     expect(paused).toBe(2000);
     const bCall = api(`${server.url}/b`).then((r) => r.text());
     const b = track(bCall);
+    await until(() => limiter.queued === 2, "the retry of /a and /b wait in the paused limiter");
     await clock.advance(1999);
-    await settle();
-    expect(seen).toEqual(["/a"]); // nobody goes during the server's two seconds
+    expect(limiter.queued).toBe(2); // nobody was granted during the server's two seconds…
+    expect(seen).toEqual(["/a"]); // …so nobody was sent
     expect(b.state).toBe("pending");
     await clock.advance(1);
     await until(() => seen.length === 2, "the first waiter goes when the pause ends");
-    await settle();
-    expect(seen.length).toBe(2); // the limiter resumes at its rate: no burst after a pause
+    expect(limiter.queued).toBe(1); // the limiter resumes at its rate: no burst after a pause
+    expect(seen.length).toBe(2);
     await clock.advance(100);
     await until(() => seen.length === 3, "the second goes one spacing (100 ms) later");
     expect(await a).toBe("ok /a");
@@ -145,8 +145,9 @@ describe("throttled fetch", () => {
     controller.abort(reason);
     await expect(queued).rejects.toBe(reason);
     expect(limiter.tryAcquire()).toBe(1000); // its place was given back: the slot frees on schedule
+    expect(limiter.queued).toBe(0); // nothing left waiting, so nothing can be sent when time moves
     await clock.advance(1000);
-    await settle();
+    expect(clock.pendingTimers).toBe(0);
     expect(seen).toEqual(["/first"]);
   }, { needs: ["serve"] });
 });

@@ -4,8 +4,8 @@
  * stage. Backoffs are shortened so each test takes well under a second; assertions count requests
  * and outcomes, never tight timings.
  */
-import { afterEach, describe, expect, test } from "vitest";
-import { type Clock, systemClock } from "../../src/clock.ts";
+import { afterEach, describe, expect, test, vi } from "vitest";
+import { type Clock, ManualClock, systemClock } from "../../src/clock.ts";
 import { SmoothLimiter } from "../../src/limiters/smooth.ts";
 import { WindowLimiter } from "../../src/limiters/window.ts";
 import { createThrottledFetch } from "../../src/http/throttled-fetch.ts";
@@ -206,32 +206,50 @@ describe("a streamed upload", () => {
 
 describe("aborts with real sockets", () => {
   test("while queued, in flight, and while waiting to retry: the reason comes back, nothing more is sent", async () => {
+    // Each stage is reached by an event, never a sleep: the server's arrival of /slow (in flight),
+    // onRetry (waiting to retry). The second fetch's timers run on a ManualClock (with a burst, so
+    // its two requests are granted at once), so the retry wait cannot end on its own, and after the
+    // abort no timer is left that could send anything.
+    let slowArrived!: () => void;
+    const inFlightReached = new Promise<void>((resolve) => (slowArrived = resolve));
     server = await startServer((req, res) => {
-      if (req.url === "/slow") return; // never answers
+      if (req.url === "/slow") return slowArrived(); // never answers
       if (req.url === "/retry") respond(res, 503, { "retry-after": "5" });
       else respond(res, 200, {}, "ok");
     });
-    const api = createThrottledFetch({ limiter: new WindowLimiter({ limit: 1, interval: 10_000, countFrom: "completion" }) });
+    const limiter = new WindowLimiter({ limit: 1, interval: 10_000, countFrom: "completion" });
+    const api = createThrottledFetch({ limiter });
     const first = await api(`${server.url}/ok`); // takes the only slot for 10 s
     await first.text();
 
     const queued = new AbortController();
     const pending = api(`${server.url}/ok`, { signal: queued.signal });
+    await vi.waitFor(() => expect(limiter.queued).toBe(1), { interval: 1 }); // stage: queued behind the held slot
     queued.abort(new Error("queued abort"));
     await expect(pending).rejects.toThrow("queued abort");
+    expect(limiter.queued).toBe(0);
 
-    const api2 = createThrottledFetch({ limiter: new SmoothLimiter({ limit: 100 }), timeout: 5000 });
+    const clock = new ManualClock();
+    let retryWaitReached!: () => void;
+    const retryWait = new Promise<void>((resolve) => (retryWaitReached = resolve));
+    const api2 = createThrottledFetch({ limiter: new SmoothLimiter({ limit: 100, burst: 2, clock }), timeout: 5000, onRetry: () => retryWaitReached() });
     const inFlight = new AbortController();
     const slow = api2(`${server.url}/slow`, { signal: inFlight.signal });
-    await new Promise((r) => setTimeout(r, 50));
+    await inFlightReached; // stage: the server holds /slow
     inFlight.abort(new Error("in-flight abort"));
     await expect(slow).rejects.toThrow("in-flight abort");
 
     const waiting = new AbortController();
     const retrying = api2(`${server.url}/retry`, { signal: waiting.signal });
-    await new Promise((r) => setTimeout(r, 100));
+    await retryWait; // the 503 was read and the retry decided…
+    await vi.waitFor(() => expect(clock.pendingTimers).toBeGreaterThan(0), { interval: 1 }); // …stage: its 5 s wait is armed
+    expect(clock.nextTimerAt).toBe(clock.now() + 5000);
     waiting.abort(new Error("retry-wait abort"));
     await expect(retrying).rejects.toThrow("retry-wait abort");
+    // Nothing more can be sent: no timer is left, and moving past the retry time sends nothing.
+    expect(clock.pendingTimers).toBe(0);
+    await clock.advance(60_000);
     expect(server.arrivals.map((a) => a.path)).toEqual(["/ok", "/slow", "/retry"]);
   });
+
 });

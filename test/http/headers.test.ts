@@ -11,9 +11,8 @@ import {
   type RateLimitInfo,
   type ServerDelay,
 } from '../../src/http/headers.ts';
+import { Reach } from '../reach.ts';
 
-// Fixed seed: the suite is deterministic; change it locally to explore other cases.
-fc.configureGlobal({ seed: 20250115 });
 
 /** Wed, 15 Jan 2025 12:00:00 GMT: the client's clock in every test. */
 const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -534,17 +533,37 @@ describe('properties', () => {
   );
   const anyNow = fc.integer({ min: -8.64e15, max: 8.64e15 });
 
+  // Values a server could mean as a delay — seconds, decimals, ms, HTTP-dates — whole or damaged:
+  // inputs that reach past the parsers' first check.
+  const delayText = fc.oneof(
+    fc.nat().map(String),
+    fc.tuple(fc.nat({ max: 10 ** 6 }), fc.nat({ max: 999 })).map(([s, ms]) => `${s}.${ms}`),
+    fc.integer({ min: 0, max: 253_402_300_799 }).map((s) => new Date(s * 1000).toUTCString()),
+  );
+  const damagedDelay = fc.tuple(delayText, fc.nat(), fc.string({ unit: 'binary', maxLength: 2 }))
+    .map(([text, at, insert]) => { const i = at % (text.length + 1); return text.slice(0, i) + insert + text.slice(i + 1); });
+  const delayish = fc.oneof(anyString, delayText, damagedDelay);
+
   test('Retry-After parsing never throws and gives undefined or a whole delay in [0, MAX_DELAY_MS]', () => {
+    const reach = new Reach('Retry-After');
     fc.assert(
-      fc.property(anyString, anyString, anyNow, fc.boolean(), (value, date, now, lenient) => {
-        expect(isDelay(parseRetryAfter(value, { now, date, lenient }))).toBe(true);
-        expect(isDelay(parseRetryAfterMs(value))).toBe(true);
+      fc.property(delayish, fc.oneof(anyString, delayText), anyNow, fc.boolean(), (value, date, now, lenient) => {
+        reach.run();
+        const delay = parseRetryAfter(value, { now, date, lenient });
+        expect(isDelay(delay)).toBe(true);
+        reach.hit('a Retry-After read', delay !== undefined);
+        reach.hit('a Retry-After refused', delay === undefined);
+        const ms = parseRetryAfterMs(value);
+        expect(isDelay(ms)).toBe(true);
+        reach.hit('a Retry-After-Ms read', ms !== undefined);
       }),
       { numRuns: 1000 },
     );
+    reach.atLeast({ 'a Retry-After read': 200, 'a Retry-After refused': 200, 'a Retry-After-Ms read': 100 });
   });
 
   test('rate-limit parsing never throws and gives only whole, bounded numbers', () => {
+    const reach = new Reach('rate-limit fields');
     const names = [
       ...['ratelimit', 'ratelimit-policy', 'ratelimit-remaining', 'ratelimit-limit', 'ratelimit-reset'],
       ...['x-ratelimit-remaining', 'x-ratelimit-limit', 'x-ratelimit-reset', 'x-ratelimit-reset-after'],
@@ -552,21 +571,26 @@ describe('properties', () => {
     ];
     const fieldValue = fc.oneof(
       anyString,
+      delayish,
       fc.constantFrom('0', '1', '"default";r=0;t=5', 'limit=1, remaining=0, reset=2', '"default";q=10;w=1'),
     );
     const fieldMaps = fc.dictionary(fc.constantFrom(...names), fieldValue);
     fc.assert(
       fc.property(fieldMaps, fc.integer({ min: 100, max: 599 }), anyNow, (fields, status, now) => {
+        reach.run();
         const headers: HeadersLike = { get: (name) => fields[name] ?? null };
         const info = parseRateLimit(headers, { now });
-        if (info !== undefined) {
-          for (const n of [info.limit, info.remaining, info.resetMs, info.windowMs]) expect(isDelay(n)).toBe(true);
+        if (reach.hit('a quota read', info !== undefined)) {
+          for (const n of [info!.limit, info!.remaining, info!.resetMs, info!.windowMs]) expect(isDelay(n)).toBe(true);
+          reach.hit('a reset read', info!.resetMs !== undefined);
         }
         const delay = serverDelay({ status, headers }, { now });
         expect(delay === undefined || isDelay(delay.delayMs)).toBe(true);
+        reach.hit('a server delay read', delay !== undefined);
       }),
       { numRuns: 1000 },
     );
+    reach.atLeast({ 'a quota read': 80, 'a reset read': 20, 'a server delay read': 100 });
   });
 
   test('delay-seconds round-trip: n → n × 1000', () => {
@@ -588,22 +612,30 @@ describe('properties', () => {
 
   test('an IMF-fixdate made from a random epoch parses back to the exact delay', () => {
     const epochSeconds = fc.integer({ min: 0, max: 253_402_300_799 }); // up to 9999-12-31T23:59:59Z
+    const reach = new Reach('IMF-fixdate delay');
     fc.assert(
       fc.property(epochSeconds, epochSeconds, (target, now) => {
+        reach.run();
+        reach.hit(target < now ? 'a date in the past (0)' : 'a date ahead');
         const value = new Date(target * 1000).toUTCString();
         expect(parseRetryAfter(value, { now: now * 1000 })).toBe(Math.max(0, (target - now) * 1000));
       }),
     );
+    reach.atLeast({ 'a date in the past (0)': 20, 'a date ahead': 20 });
   });
 
   test('an HTTP-date delay depends only on the Date header, not on the client clock', () => {
     const epochSeconds = fc.integer({ min: 0, max: 253_402_300_799 });
+    const reach = new Reach('Date header');
     fc.assert(
       fc.property(epochSeconds, epochSeconds, anyNow, (target, serverNow, clientNow) => {
+        reach.run();
+        reach.hit(target < serverNow ? 'a date in the past (0)' : 'a date ahead');
         const value = new Date(target * 1000).toUTCString();
         const date = new Date(serverNow * 1000).toUTCString();
         expect(parseRetryAfter(value, { now: clientNow, date })).toBe(Math.max(0, (target - serverNow) * 1000));
       }),
     );
+    reach.atLeast({ 'a date in the past (0)': 20, 'a date ahead': 20 });
   });
 });

@@ -16,8 +16,7 @@ import {
 import { pauseFor, readServerSignals } from "../../src/http/throttle.ts";
 import { RetryBudget } from "../../src/http/budget.ts";
 import { DEFAULTS } from "../../src/defaults.ts";
-
-fc.configureGlobal({ seed: 20250115 });
+import { Reach } from "../reach.ts";
 
 const policy: RetryPolicy = {
   limit: DEFAULTS.retry.limit,
@@ -141,84 +140,155 @@ describe("server signals and the shared pause", () => {
 
 describe("properties", () => {
   const now = Date.UTC(2025, 0, 15, 12);
-  const outcomeArb: fc.Arbitrary<AttemptOutcome> = fc.oneof(
-    fc.record({
-      kind: fc.constant("response" as const),
-      status: fc.constantFrom(200, 201, 301, 400, 403, 404, 408, 409, 429, 500, 501, 502, 503, 504),
-      serverDelay: fc.option(fc.integer({ min: 0, max: 200_000 }), { nil: undefined }),
-    }),
-    fc.record({ kind: fc.constant("error" as const), timedOut: fc.boolean() }),
+  const RUNS = 300;
+  const anyStatus = fc.constantFrom(200, 201, 301, 400, 403, 404, 408, 409, 429, 500, 501, 502, 503, 504);
+  // Mostly honourable delays, a quarter beyond maxRetryAfter.
+  const serverDelayArb = fc.oneof(
+    { weight: 3, arbitrary: fc.integer({ min: 0, max: policy.maxRetryAfter }) },
+    { weight: 1, arbitrary: fc.integer({ min: policy.maxRetryAfter + 1, max: 4 * policy.maxRetryAfter }) },
   );
-  const inputArb = fc.record({
-    attempt: fc.integer({ min: 1, max: 6 }),
-    outcome: outcomeArb,
+  const outcomeArb = (status = anyStatus, serverDelay: fc.Arbitrary<number | undefined> = fc.option(serverDelayArb, { nil: undefined })): fc.Arbitrary<AttemptOutcome> =>
+    fc.oneof(
+      { weight: 4, arbitrary: fc.record({ kind: fc.constant("response" as const), status, serverDelay }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant("error" as const), timedOut: fc.boolean() }) },
+    );
+  // Every field the rule reads, each drawn so the rule's other gates let most cases through to the
+  // branch a property is about (each property overrides the field it tests).
+  const inputArb = (overrides: Partial<{ [K in keyof Generated]: fc.Arbitrary<Generated[K]> }> = {}) => fc.record({
+    attempt: fc.integer({ min: 1, max: 4 }),
+    outcome: outcomeArb(),
     idempotent: fc.boolean(),
-    replayable: fc.boolean(),
-    elapsed: fc.integer({ min: 0, max: 100_000 }),
-    totalTimeout: fc.oneof(fc.constant(Infinity), fc.integer({ min: 1, max: 200_000 })),
+    replayable: fc.constant(true),
+    elapsed: fc.integer({ min: 0, max: 10_000 }),
+    totalTimeout: fc.oneof({ weight: 3, arbitrary: fc.constant(Infinity) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 200_000 }) }),
     random: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
     hook: fc.constantFrom<boolean | undefined | "none">(true, false, undefined, "none"),
     hookDelay: fc.option(fc.integer({ min: 0, max: 100_000 }), { nil: undefined }),
-    limit: fc.integer({ min: 0, max: 5 }),
-  });
-  type Generated = typeof inputArb extends fc.Arbitrary<infer T> ? T : never;
-  const run = (i: Generated) => decideRetry({
+    limit: fc.integer({ min: 4, max: 6 }),
+    ...overrides,
+  } as { [K in keyof Generated]: fc.Arbitrary<Generated[K]> });
+  interface Generated {
+    attempt: number;
+    outcome: AttemptOutcome;
+    idempotent: boolean;
+    replayable: boolean;
+    elapsed: number;
+    totalTimeout: number;
+    random: number;
+    hook: boolean | undefined | "none";
+    hookDelay: number | undefined;
+    limit: number;
+  }
+  const run = (i: Generated, hooks = true) => decideRetry({
     ...i,
     policy: { ...policy, limit: i.limit },
     random: () => i.random,
-    shouldRetry: i.hook === "none" ? undefined : () => i.hook as boolean | undefined,
-    delay: () => i.hookDelay,
+    ...(hooks && {
+      shouldRetry: i.hook === "none" ? undefined : () => i.hook as boolean | undefined,
+      delay: () => i.hookDelay,
+    }),
   });
+  const serverDelayOf = (i: Generated) => i.outcome.kind === "response" ? i.outcome.serverDelay : undefined;
 
   test("never retries a body that cannot be replayed", async () => {
-    await fc.assert(fc.asyncProperty(inputArb, async (i) => {
-      if (!i.replayable) expect((await run(i)).retry).toBe(false);
-    }));
+    const reach = new Reach("streamed body");
+    await fc.assert(fc.asyncProperty(inputArb(), async (i) => {
+      reach.run();
+      // The same call with a replayable body would be retried: only the stream stops it.
+      if (reach.hit("retried if replayable", (await run(i)).retry)) {
+        expect((await run({ ...i, replayable: false })).retry).toBe(false);
+      }
+    }), { numRuns: RUNS });
+    reach.atLeast({ "retried if replayable": 40 });
   });
 
   test("never waits less than the server asked, and never honours more than maxRetryAfter", async () => {
-    await fc.assert(fc.asyncProperty(inputArb, async (i) => {
+    const reach = new Reach("server delay");
+    // Every response carries a delay, and the delay hook always answers (often less than the server).
+    const timed = inputArb({ outcome: outcomeArb(fc.constantFrom(429, 503, 500, 502), serverDelayArb), hookDelay: fc.integer({ min: 0, max: 100_000 }) });
+    await fc.assert(fc.asyncProperty(timed, async (i) => {
+      reach.run();
       const decision = await run(i);
-      const serverDelay = i.outcome.kind === "response" ? i.outcome.serverDelay : undefined;
-      if (decision.retry && serverDelay !== undefined) {
+      const serverDelay = serverDelayOf(i);
+      if (serverDelay === undefined) return;
+      if (reach.hit("retried after a server delay", decision.retry) && decision.retry) {
         expect(decision.delay).toBeGreaterThanOrEqual(serverDelay);
         expect(serverDelay).toBeLessThanOrEqual(policy.maxRetryAfter);
+        reach.hit("a hook asked for less than the server", i.hookDelay !== undefined && i.hookDelay < serverDelay);
       }
-    }));
+      if (reach.hit("server asked beyond maxRetryAfter", serverDelay > policy.maxRetryAfter)) {
+        expect(decision).toMatchObject({ retry: false });
+      }
+    }), { numRuns: RUNS });
+    reach.atLeast({ "retried after a server delay": 50, "a hook asked for less than the server": 8, "server asked beyond maxRetryAfter": 20 });
   });
 
   test("never makes more than `limit` retries, whatever shouldRetry says", async () => {
-    await fc.assert(fc.asyncProperty(inputArb, async (i) => {
-      if (i.attempt > i.limit) expect((await run(i)).retry).toBe(false);
+    const reach = new Reach("attempts");
+    const spent = fc.integer({ min: 0, max: 5 }).chain((limit) => inputArb({
+      limit: fc.constant(limit),
+      attempt: fc.integer({ min: limit + 1, max: limit + 3 }),
     }));
+    await fc.assert(fc.asyncProperty(spent, async (i) => {
+      reach.run();
+      // The interesting cases: everything else (the hook included) says yes.
+      reach.hit("retried with one more attempt", (await run({ ...i, limit: i.attempt })).retry);
+      reach.hit("shouldRetry said yes", i.hook === true);
+      expect((await run(i)).retry).toBe(false);
+    }), { numRuns: RUNS });
+    reach.atLeast({ "retried with one more attempt": 30, "shouldRetry said yes": 30 });
   });
 
   test("without hooks, a non-idempotent request is retried only on 429 or 503 with a server delay", async () => {
-    await fc.assert(fc.asyncProperty(inputArb, async (i) => {
-      const decision = await decideRetry({ ...i, idempotent: false, policy: { ...policy, limit: i.limit }, random: () => i.random });
-      if (decision.retry) {
+    const reach = new Reach("non-idempotent");
+    // Throttles (429, 503) as often as the rest: both sides of the rule are reached.
+    const post = inputArb({ idempotent: fc.constant(false), outcome: outcomeArb(fc.oneof(fc.constantFrom(429, 503), fc.constantFrom(200, 408, 500, 502, 504))) });
+    await fc.assert(fc.asyncProperty(post, async (i) => {
+      reach.run();
+      const decision = await run(i, false);
+      if (reach.hit("retried", decision.retry)) {
         expect(i.outcome.kind).toBe("response");
         expect(isThrottled(i.outcome)).toBe(true);
+      } else {
+        // Refused although an idempotent request would have been retried.
+        reach.hit("refused where GET is retried", (await run({ ...i, idempotent: true }, false)).retry);
       }
-    }));
+    }), { numRuns: RUNS });
+    reach.atLeast({ retried: 30, "refused where GET is retried": 30 });
   });
 
   test("a retry's wait always ends before the total timeout", async () => {
-    await fc.assert(fc.asyncProperty(inputArb, async (i) => {
-      const decision = await run(i);
-      if (decision.retry) expect(i.elapsed + decision.delay).toBeLessThan(i.totalTimeout);
+    const reach = new Reach("total timeout");
+    // Time already spent: anywhere before the deadline, so some waits fit and some do not.
+    const deadline = fc.integer({ min: 1, max: 100_000 }).chain((totalTimeout) => inputArb({
+      outcome: outcomeArb(fc.constantFrom(408, 429, 500, 502, 503, 504)),
+      hook: fc.constantFrom<Generated["hook"]>(true, undefined, "none"),
+      totalTimeout: fc.constant(totalTimeout),
+      elapsed: fc.integer({ min: 0, max: totalTimeout - 1 }),
     }));
+    await fc.assert(fc.asyncProperty(deadline, async (i) => {
+      reach.run();
+      const decision = await run(i);
+      if (reach.hit("retried", decision.retry) && decision.retry) expect(i.elapsed + decision.delay).toBeLessThan(i.totalTimeout);
+      // The boundary: refused only because the wait would reach the deadline.
+      reach.hit("refused for the deadline", !decision.retry && decision.reason === "total-timeout");
+    }), { numRuns: RUNS });
+    reach.atLeast({ retried: 20, "refused for the deadline": 40 });
   });
 
   test("without hooks, an untimed retry waits within [0, backoff step)", async () => {
-    await fc.assert(fc.asyncProperty(inputArb, async (i) => {
-      const decision = await decideRetry({ ...i, policy: { ...policy, limit: i.limit }, random: () => i.random });
-      const serverDelay = i.outcome.kind === "response" ? i.outcome.serverDelay : undefined;
-      if (decision.retry && serverDelay === undefined && !decision.throttled) {
+    const reach = new Reach("backoff");
+    const untimed = inputArb({ outcome: outcomeArb(fc.constantFrom(408, 429, 500, 502, 503, 504), fc.constant(undefined)) });
+    await fc.assert(fc.asyncProperty(untimed, async (i) => {
+      reach.run();
+      const decision = await run(i, false);
+      if (reach.hit("untimed retry", decision.retry && !decision.throttled) && decision.retry) {
         expect(decision.delay).toBeGreaterThanOrEqual(0);
         expect(decision.delay).toBeLessThan(backoffStep(i.attempt, policy.backoff));
+        reach.hit("beyond the first step", i.attempt > 1);
       }
-    }));
+    }), { numRuns: RUNS });
+    reach.atLeast({ "untimed retry": 50, "beyond the first step": 30 });
   });
 
   test("reading hostile headers never throws, and every delay is a finite whole number of ms ≥ 0", () => {
@@ -227,43 +297,61 @@ describe("properties", () => {
     const interesting = fc.oneof(value, fc.constantFrom("0", "1.5", "-1", "1e3", "99999999999999999999", '"p";r=0;t=5', "Wed, 15 Jan 2025 12:00:30 GMT"));
     const names = ["retry-after", "retry-after-ms", "ratelimit", "ratelimit-policy", "ratelimit-remaining", "ratelimit-reset",
       "x-ratelimit-remaining", "x-ratelimit-reset", "x-ratelimit-reset-after", "date", "age"];
+    const reach = new Reach("hostile headers");
     fc.assert(fc.property(
       fc.constantFrom(200, 403, 429, 503),
       fc.dictionary(fc.constantFrom(...names), interesting),
       (status, headers) => {
+        reach.run();
         const signals = readServerSignals(new Response(null, { status, headers }), { now, lenient: true, rateLimitHeaders: true });
+        reach.hit("a server delay read", signals.delay !== undefined);
+        reach.hit("an exhausted quota read", signals.exhausted !== undefined);
         for (const ms of [signals.delay?.ms, signals.exhausted?.resetMs]) {
           if (ms === undefined) continue;
           expect(Number.isSafeInteger(ms)).toBe(true);
           expect(ms).toBeGreaterThanOrEqual(0);
         }
         const pause = pauseFor(signals, 1, policy);
-        if (pause !== undefined) expect(pause.ms).toBeLessThanOrEqual(policy.maxRetryAfter);
+        if (reach.hit("a pause", pause !== undefined && pause.ms > 0)) expect(pause!.ms).toBeLessThanOrEqual(policy.maxRetryAfter);
+        reach.hit("a pause refused as too long", pause?.tooLong === true);
       },
     ), { numRuns: 2000 });
+    reach.atLeast({ "a server delay read": 250, "an exhausted quota read": 5, "a pause": 350, "a pause refused as too long": 15 });
   });
 
   test("RetryBudget: retries ≤ reserve + ratio × calls over any sequence, exactly", () => {
+    const reach = new Reach("retry budget");
     fc.assert(fc.property(
       fc.integer({ min: 0, max: 1000 }), // ratio in thousandths
       fc.integer({ min: 0, max: 20 }),
-      fc.array(fc.boolean(), { maxLength: 3000 }), // true = a call, false = a retry attempt
+      // true = a call, false = a retry attempt; retries as often as calls or three times as often,
+      // so the budget runs dry in most runs and the bound is reached.
+      fc.oneof(fc.array(fc.boolean(), { minLength: 20, maxLength: 3000 }), fc.array(fc.constantFrom(true, false, false, false), { minLength: 20, maxLength: 3000 })),
       (thousandths, reserve, ops) => {
+        reach.run();
         const budget = new RetryBudget({ ratio: thousandths / 1000, reserve });
         let calls = 0;
         let retries = 0;
+        let refused = false;
+        let atBound = false;
         for (const isCall of ops) {
           if (isCall) {
             calls++;
             budget.deposit();
           } else if (budget.tryWithdraw()) {
             retries++;
+          } else {
+            refused = true;
           }
           // Integer form of retries ≤ reserve + ratio × calls.
           expect(retries * 1000).toBeLessThanOrEqual(reserve * 1000 + thousandths * calls);
+          atBound ||= retries > 0 && (reserve * 1000 + thousandths * calls) - retries * 1000 < 1000;
         }
+        reach.hit("a retry refused", refused);
+        reach.hit("retries within one of the bound", atBound);
       },
-    ));
+    ), { numRuns: 200 });
+    reach.atLeast({ "a retry refused": 60, "retries within one of the bound": 60 });
   });
 
   test("RetryBudget: a quiet client keeps its reserve; a storm is held to the ratio", () => {

@@ -8,6 +8,7 @@ import {
   type SfInnerList,
   type SfItem,
 } from '../../src/http/structured-fields.ts';
+import { Reach } from '../reach.ts';
 
 /** Compact view of a member for readable expectations: [bare value, { params }]. */
 function view(member: SfItem | SfInnerList | undefined): unknown {
@@ -196,18 +197,50 @@ describe('parseSfItem()', () => {
 describe('properties', () => {
   const sfAlphabet = fc.constantFrom(...'abz09*-_.:;=,()"\\?@%/ \t+ABCé'.split(''));
 
+  // Well-formed members (every bare item type, with parameters, inner lists), alone or as lists and
+  // dictionaries, whole or with one character changed: inputs that reach past the first check.
+  const key = fc.stringMatching(/^[a-z*][a-z0-9_.*-]{0,5}$/);
+  const bareItem = fc.oneof(
+    fc.integer({ min: -999_999_999_999_999, max: 999_999_999_999_999 }).map(String),
+    fc.tuple(fc.integer({ min: -999_999_999_999, max: 999_999_999_999 }), fc.nat({ max: 999 })).map(([i, f]) => `${i}.${f}`),
+    fc.string({ unit: fc.constantFrom(...'ab "\\'.split('')), maxLength: 8 }).map((t) => `"${t.replace(/[\\"]/g, (c) => `\\${c}`)}"`),
+    fc.stringMatching(/^[A-Za-z*][A-Za-z0-9:/!#$%&'*+.^_`|~-]{0,6}$/),
+    fc.uint8Array({ maxLength: 9 }).map((b) => `:${btoa(String.fromCharCode(...b))}:`),
+    fc.constantFrom('?1', '?0', '@1700000000'),
+  );
+  const params = fc.array(fc.tuple(key, fc.option(bareItem)), { maxLength: 2 })
+    .map((ps) => ps.map(([k, v]) => (v === null ? `;${k}` : `;${k}=${v}`)).join(''));
+  const member = fc.oneof(
+    { weight: 3, arbitrary: fc.tuple(bareItem, params).map(([b, p]) => b + p) },
+    { weight: 1, arbitrary: fc.tuple(fc.array(fc.tuple(bareItem, params).map(([b, p]) => b + p), { maxLength: 3 }), params).map(([m, p]) => `(${m.join(' ')})${p}`) },
+  );
+  const wellFormed = fc.oneof(
+    member,
+    fc.array(member, { minLength: 1, maxLength: 4 }).map((ms) => ms.join(', ')),
+    fc.array(fc.tuple(key, member), { minLength: 1, maxLength: 4 }).map((ms) => ms.map(([k, m]) => `${k}=${m}`).join(', ')),
+  );
+  const damaged = fc.tuple(wellFormed, fc.nat(), sfAlphabet)
+    .map(([text, at, c]) => { const i = at % (text.length + 1); return text.slice(0, i) + c + text.slice(i + 1); });
+
   test('the parsers never throw and return undefined or the right shape, whatever the input', () => {
+    const reach = new Reach('structured fields');
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: sfAlphabet, maxLength: 60 })), (input) => {
+      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: sfAlphabet, maxLength: 60 }), wellFormed, damaged), (input) => {
+        reach.run();
         const list = parseSfList(input);
         const dict = parseSfDictionary(input);
         const item = parseSfItem(input);
         expect(list === undefined || Array.isArray(list)).toBe(true);
         expect(dict === undefined || dict instanceof Map).toBe(true);
         expect(item === undefined || item.kind === 'item').toBe(true);
+        reach.hit('a non-empty list', list !== undefined && list.length > 0);
+        reach.hit('a non-empty dictionary', dict !== undefined && dict.size > 0);
+        reach.hit('an item', item !== undefined);
+        reach.hit('rejected as a list', list === undefined);
       }),
       { numRuns: 2000 },
     );
+    reach.atLeast({ 'a non-empty list': 300, 'a non-empty dictionary': 100, 'an item': 100, 'rejected as a list': 300 });
   });
 
   test('every Integer in range round-trips exactly', () => {
@@ -230,12 +263,16 @@ describe('properties', () => {
   test('a serialised list of named service limits parses back to the same names and values', () => {
     const name = fc.string({ unit: fc.constantFrom(...'abc XYZ-_"\\'.split('')), maxLength: 12 });
     const limit = fc.record({ name, r: fc.nat(), t: fc.nat({ max: 86_400 }) });
+    const reach = new Reach('service limits');
     fc.assert(
       fc.property(fc.array(limit, { maxLength: 8 }), (limits) => {
+        reach.hit('several limits', limits.length > 1);
+        reach.hit('a name that needs escapes', limits.some((l) => /["\\]/.test(l.name)));
         const quote = (s: string) => `"${s.replace(/[\\"]/g, (ch) => `\\${ch}`)}"`;
         const field = limits.map((l) => `${quote(l.name)};r=${l.r};t=${l.t}`).join(', ');
         expect(parseSfList(field)?.map(view)).toEqual(limits.map((l) => [l.name, { r: l.r, t: l.t }]));
       }),
     );
+    reach.atLeast({ 'several limits': 30, 'a name that needs escapes': 30 });
   });
 });

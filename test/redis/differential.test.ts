@@ -15,6 +15,7 @@ import {
   RedisWindowLimiter,
 } from "../../src/redis.ts";
 import { ReferenceStore } from "./reference.ts";
+import { Reach } from "../reach.ts";
 import { describeRedis, type RedisServer, startRedis, useRedis } from "./server.ts";
 
 type SpecInput =
@@ -23,6 +24,7 @@ type SpecInput =
 
 type Op =
   | { t: "reserve"; combo: number; n: number; maxWaitMs: number }
+  | { t: "resend"; back: number }
   | { t: "cancel"; back: number; ghost: boolean }
   | { t: "cancelMany"; k: number; newestFirst: boolean; rotate: number }
   | { t: "pause"; combo: number; durUs: number }
@@ -50,6 +52,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     n: fc.integer({ min: 1, max: 4 }),
     maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
   }) },
+  // A reserve sent again with the same id (a retried request): a replay, or voided by its cancel.
+  { weight: 2, arbitrary: fc.record({ t: fc.constant("resend" as const), back: fc.nat(4) }) },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -94,8 +98,12 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
   });
 
   test("random reserve/cancel/pause/advance sequences give identical grant times, µs for µs", async () => {
+    // Reply codes of the reference (reference.ts): what each compared reply was.
+    const codes = ["none", "ok", "wait", "full", "cancelled", "replay"];
+    const reach = new Reach("Redis differential");
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (scenario) => {
+        reach.run();
         let now = scenario.start;
         const grace = 60_000;
         const store = new RedisStore({
@@ -126,7 +134,7 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
           .map((idx) => (idx.length === 1 ? members[idx[0]!]! : combineRedis(...idx.map((i) => members[i]!))));
         if (combos.length === 0) combos.push(members[0]!);
         const reference = new ReferenceStore({ maxPending: scenario.maxPending, grace });
-        const issued: { id: string; combo: RedisLimiter }[] = [];
+        const issued: { id: string; combo: RedisLimiter; n: number; maxWaitMs: number }[] = [];
         let step = 0;
         for (const op of scenario.ops) {
           step++;
@@ -139,10 +147,18 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
             const maxPermits = Math.min(...combo.specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
             const n = Math.min(op.n, maxPermits);
             const id = `r${step}`;
-            issued.push({ id, combo });
+            issued.push({ id, combo, n, maxWaitMs: op.maxWaitMs });
             const actual = await combo.reserveOnce(id, n, op.maxWaitMs);
             const expected = reference.reserve(combo.specs, id, n, op.maxWaitMs * 1000, now);
             expect({ step, ...actual }).toEqual({ step, ...expected });
+            reach.hit(`reserve: ${codes[expected.code]}${expected.code === 1 && expected.delay > 0 ? " after a wait" : ""}`);
+          } else if (op.t === "resend") {
+            const target = issued[issued.length - 1 - op.back];
+            if (target === undefined) continue;
+            const actual = await target.combo.reserveOnce(target.id, target.n, target.maxWaitMs);
+            const expected = reference.reserve(target.combo.specs, target.id, target.n, target.maxWaitMs * 1000, now);
+            expect({ step, ...actual }).toEqual({ step, ...expected });
+            reach.hit(`resend: ${codes[expected.code]}`);
           } else if (op.t === "cancelMany") {
             // A batch of recent reservations cancelled in some order: middle ones, then the newest, or back.
             const batch = issued.slice(-op.k);
@@ -152,6 +168,7 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
               const actual = await target.combo.cancelOnce(target.id);
               const expected = reference.cancel(target.combo.specs, target.id);
               expect({ step, ...actual }).toEqual({ step, ...expected });
+              reach.hit(`cancel: ${codes[expected.code]}`);
             }
           } else if (op.t === "cancel") {
             // Mostly recent ids (middle and newest reservations, repeats); sometimes one never reserved.
@@ -160,16 +177,23 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
             const actual = await target.combo.cancelOnce(target.id);
             const expected = reference.cancel(target.combo.specs, target.id);
             expect({ step, ...actual }).toEqual({ step, ...expected });
+            reach.hit(`cancel: ${codes[expected.code]}`);
           } else {
             const combo = combos[op.combo % combos.length]!;
             const actual = await combo.pauseOnce(op.durUs / 1000);
             const expected = reference.pause(combo.specs, Math.round((op.durUs / 1000) * 1000), now);
             expect({ step, ...actual }).toEqual({ step, ...expected });
+            reach.hit("pause");
           }
         }
+        reach.hit("a combination of limiters", combos.some((c) => c.specs.length > 1));
       }),
       { numRuns: 300 },
     );
+    reach.atLeast({
+      "reserve: ok": 300, "reserve: ok after a wait": 100, "reserve: wait": 100, "reserve: full": 1,
+      "resend: replay": 25, "resend: cancelled": 15, "cancel: ok": 200, "cancel: none": 300, pause: 80, "a combination of limiters": 60,
+    });
   });
 
   test("a late reserve after its cancel is voided by the tombstone, and a resent reserve is not taken twice", async () => {

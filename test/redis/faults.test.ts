@@ -165,7 +165,7 @@ describeRedis("faults", () => {
 
     await server.restart();
     await ready(c);
-    await new Promise((resolve) => setTimeout(resolve, 150)); // cooldown over
+    await vi.waitFor(() => expect(closed.isDown()).toBe(false), { interval: 5 }); // the cooldown is over
     await limiter.acquire(); // new server: NOSCRIPT → EVAL, fresh state
     const entries = await admin.zrange(`${closed.prefix}w:w`, "0", "-1");
     expect(entries).toHaveLength(1); // exactly the grant made after the restart: nothing lost, nothing doubled

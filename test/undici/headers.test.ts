@@ -6,8 +6,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { pauseFor, readServerSignals } from "../../src/http/throttle.ts";
 import { headersView } from "../../src/integrations/undici/headers.ts";
-
-fc.configureGlobal({ seed: 20250115 });
+import { Reach } from "../reach.ts";
 
 const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
 const latin1 = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
@@ -41,8 +40,12 @@ describe("headersView", () => {
   const fields = fc.array(fc.tuple(name, value), { maxLength: 6 });
 
   test("property: for any fields, get(name) equals Headers.get(name), in the object and the raw forms", () => {
+    const reach = new Reach("headersView");
     fc.assert(fc.property(fields, name, (list, asked) => {
+      reach.run();
       const expected = new Headers(list).get(asked);
+      reach.hit("the asked field present", expected !== null);
+      reach.hit("a repeated field joined", expected?.includes(", ") === true && list.filter(([n]) => n.toLowerCase() === asked.toLowerCase()).length > 1);
       const asObject: Record<string, string | string[]> = {};
       for (const [n, v] of list) {
         const k = n.toLowerCase();
@@ -51,14 +54,22 @@ describe("headersView", () => {
       }
       expect(headersView(asObject).get(asked)).toBe(expected);
       expect(headersView(list.flatMap(([n, v]) => [latin1(n), latin1(v)])).get(asked)).toBe(expected);
-    }));
+    }), { numRuns: 1000 });
+    reach.atLeast({ "the asked field present": 100, "a repeated field joined": 12 });
   });
 
   test("property: for any response, the interceptor's pause decision is the throttled fetch's", () => {
     const policy = { maxRetryAfter: 60_000, backoff: { base: 1000, cap: 30_000 } };
+    const reach = new Reach("pause decision");
+    // A reported quota comes as a family of fields; draw whole families too, or a quota pause is rare.
+    const quota = fc.constantFrom<[string, string][]>(
+      [["x-ratelimit-remaining", "0"], ["x-ratelimit-reset", "30"]],
+      [["ratelimit", '"default";r=0;t=12'], ["ratelimit-policy", '"default";q=100;w=60']],
+      [["RateLimit-Remaining", "0"], ["ratelimit-reset", "7"]],
+    );
     fc.assert(fc.property(
       fc.constantFrom(200, 403, 429, 500, 503),
-      fields,
+      fc.tuple(fields, fc.option(quota, { nil: [] })).map(([list, q]) => [...list, ...q]),
       fc.integer({ min: 1, max: 6 }),
       fc.boolean(),
       (status, list, attempt, rateLimitHeaders) => {
@@ -66,7 +77,10 @@ describe("headersView", () => {
         const viaFetch = pauseFor(readServerSignals(new Response(null, { status, headers: list }), options), attempt, policy);
         const viaUndici = pauseFor(readServerSignals({ status, headers: headersView(list.flat()) }, options), attempt, policy);
         expect(viaUndici).toEqual(viaFetch);
+        reach.hit("a pause", viaFetch !== undefined && viaFetch.ms > 0);
+        reach.hit("a quota pause", viaFetch?.reason === "quota-exhausted");
       },
-    ));
+    ), { numRuns: 300 });
+    reach.atLeast({ "a pause": 60, "a quota pause": 15 });
   });
 });

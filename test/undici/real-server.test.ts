@@ -15,7 +15,7 @@ import {
   request,
   setGlobalDispatcher,
 } from "undici";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test, vi } from "vitest";
 import { MaxWaitExceededError, QueueFullError, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
 import { throttle } from "../../src/undici.ts";
 import { maxInWindow, respond, startServer, StrictWindowHandler, type TestServer } from "../http/support/servers.ts";
@@ -291,7 +291,14 @@ describe("abort, silence and sockets", () => {
     const controller = new AbortController();
     const silent = request(`${server.url}/silent`, { dispatcher: agent, signal: controller.signal }).then(() => undefined, (e: unknown) => e);
     const next = request(`${server.url}/next`, { dispatcher: agent });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Stage: /silent is in flight (the server holds it) and /next waits for its slot. Then let the
+    // slot's 100 ms pass from the grant, so a slot counted from the grant (not the completion) would
+    // already have let /next go: holding it is what this test sees.
+    await vi.waitFor(() => expect(server!.arrivals.map((a) => a.path)).toEqual(["/silent"]), { interval: 1 });
+    const silentAt = server.arrivals[0]!.at;
+    while (performance.now() < silentAt + 100) await new Promise((resolve) => setTimeout(resolve, silentAt + 100 - performance.now()));
+    expect(server.arrivals.map((a) => a.path)).toEqual(["/silent"]);
+    expect(limiter.queued).toBe(1);
     const abortedAt = performance.now();
     controller.abort(new Error("enough"));
     expect(await silent).toMatchObject({ message: "enough" });
