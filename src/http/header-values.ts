@@ -105,3 +105,49 @@ export function isFromCache(headers: HeadersLike): boolean {
   const first = trimOws(comma === -1 ? raw : raw.slice(0, comma));
   return DIGITS.test(first) && /[1-9]/.test(first);
 }
+
+/** Day names that open an IMF-fixdate (`Wed, …`) or an RFC 850 date (`Wednesday, …`): their comma is not a list separator. */
+const DAY_NAME = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$/;
+
+/**
+ * The members of a field value a proxy or server may have sent on several lines, which reach us
+ * joined by `", "` (RFC 9110 §5.3): `"3, 3"` → `["3", "3"]`. A day name's comma belongs to its
+ * HTTP-date, so `"Wed, 15 Jan 2025 12:00:30 GMT, 5"` → `["Wed, 15 Jan 2025 12:00:30 GMT", "5"]`.
+ * Members are trimmed; an empty member stays (and is malformed to every parser). A comma not
+ * followed by a space or tab is no join (Headers joins with `", "`): `"1,5"` may be a decimal comma,
+ * so it stays one (malformed) member rather than being read as 1 and 5.
+ */
+export function fieldMembers(value: string): string[] {
+  if (/,(?![ \t])/.test(value)) return [value];
+  const pieces = value.split(',');
+  const members: string[] = [];
+  for (let i = 0; i < pieces.length; i++) {
+    const piece = trimOws(pieces[i]!);
+    if (DAY_NAME.test(piece) && i + 1 < pieces.length) members.push(`${piece}, ${trimOws(pieces[++i]!)}`);
+    else members.push(piece);
+  }
+  return members;
+}
+
+/**
+ * Reads a field that may have been repeated: each member with `parse`, then the most cautious of
+ * them by `pick` (`Math.max` for delays, `Math.min` for remaining counts). Identical repeats thus
+ * mean their value; one malformed member makes the whole field malformed (`undefined`), as a
+ * guess from a half-understood field could hammer the server.
+ */
+export function repeatedField(
+  value: string | null | undefined,
+  parse: (member: string) => number | undefined,
+  pick: (a: number, b: number) => number,
+): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const single = parse(value);
+  if (single !== undefined || !value.includes(',')) return single;
+  let result: number | undefined;
+  for (const member of fieldMembers(value)) {
+    const parsed = parse(member);
+    if (parsed === undefined) return undefined;
+    result = result === undefined ? parsed : pick(result, parsed);
+  }
+  return result;
+}

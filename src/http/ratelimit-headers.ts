@@ -17,6 +17,7 @@ import {
   MAX_DELAY_MS,
   nonNegativeInteger,
   referenceTime,
+  repeatedField,
   sameBytes,
   trimOws,
   wholeNumber,
@@ -227,14 +228,14 @@ function fromIetfDraft07(headers: HeadersLike): RateLimitInfo | undefined {
 }
 
 function fromLegacyRateLimit(headers: HeadersLike): RateLimitInfo | undefined {
-  const remaining = integerItem(headers.get('ratelimit-remaining'));
+  const remaining = repeatedField(headers.get('ratelimit-remaining'), integerItem, Math.min);
   if (remaining === undefined) return undefined;
   // Drafts ≤ 03 listed policies after the limit (`RateLimit-Limit: 10, 10;w=1`); later ones sent one Item.
   const limitRaw = headers.get('ratelimit-limit');
   const limitList = limitRaw === null ? undefined : parseSfList(limitRaw);
   const first = limitList?.[0];
   const limit = first?.kind === 'item' ? nonNegativeInteger(first.value) : undefined;
-  const resetSeconds = integerItem(headers.get('ratelimit-reset'));
+  const resetSeconds = repeatedField(headers.get('ratelimit-reset'), integerItem, Math.max);
   const policies = [...(limitList?.slice(1) ?? []), ...integerPolicies(headers.get('ratelimit-policy'))];
   const windowMs = limit === undefined ? undefined : windowForQuota(limit, policies);
   return {
@@ -269,9 +270,9 @@ const VENDOR_PREFIXES = ['x-ratelimit-', 'x-rate-limit-'] as const;
 
 function fromVendor(headers: HeadersLike, reference: number): RateLimitInfo | undefined {
   for (const prefix of VENDOR_PREFIXES) {
-    const remaining = wholeNumber(headers.get(`${prefix}remaining`));
+    const remaining = repeatedField(headers.get(`${prefix}remaining`), wholeNumber, Math.min);
     if (remaining === undefined) continue;
-    const limit = wholeNumber(headers.get(`${prefix}limit`));
+    const limit = repeatedField(headers.get(`${prefix}limit`), wholeNumber, Math.min);
     const resetMs = vendorReset(headers, prefix, reference);
     return {
       ...(limit !== undefined && { limit }),
@@ -284,12 +285,18 @@ function fromVendor(headers: HeadersLike, reference: number): RateLimitInfo | un
 }
 
 function vendorReset(headers: HeadersLike, prefix: string, reference: number): number | undefined {
-  const after = trimOws(headers.get(`${prefix}reset-after`) ?? '');
-  if (DECIMAL_OR_DIGITS.test(after)) return decimalToWhole(after, 3);
-  const reset = trimOws(headers.get(`${prefix}reset`) ?? '');
-  if (!DECIMAL_OR_DIGITS.test(reset)) return undefined;
-  const ms = decimalToWhole(reset, 3);
-  if (ms < EPOCH_SECONDS_THRESHOLD * 1000) return ms;
-  // An epoch already clamped to the maximum is "absurdly far": keep it at the maximum delay.
-  return ms === MAX_DELAY_MS ? MAX_DELAY_MS : clampDelay(ms - reference);
+  const after = repeatedField(headers.get(`${prefix}reset-after`), delaySeconds, Math.max);
+  if (after !== undefined) return after;
+  return repeatedField(headers.get(`${prefix}reset`), (member) => {
+    const ms = delaySeconds(member);
+    if (ms === undefined || ms < EPOCH_SECONDS_THRESHOLD * 1000) return ms;
+    // An epoch already clamped to the maximum is "absurdly far": keep it at the maximum delay.
+    return ms === MAX_DELAY_MS ? MAX_DELAY_MS : clampDelay(ms - reference);
+  }, Math.max);
+}
+
+/** Seconds, decimals allowed (`1.5`), as whole ms rounded up. */
+function delaySeconds(value: string): number | undefined {
+  const text = trimOws(value);
+  return DECIMAL_OR_DIGITS.test(text) ? decimalToWhole(text, 3) : undefined;
 }

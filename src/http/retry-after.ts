@@ -5,7 +5,7 @@
  */
 
 import { assertNow, parseHttpDate } from './http-date.ts';
-import { clampDelay, decimalToWhole, DECIMAL, DECIMAL_OR_DIGITS, DIGITS, referenceTime, trimOws } from './header-values.ts';
+import { clampDelay, decimalToWhole, DECIMAL, DECIMAL_OR_DIGITS, DIGITS, referenceTime, repeatedField, trimOws } from './header-values.ts';
 
 /** Options for {@link parseRetryAfter}. */
 export interface RetryAfterOptions {
@@ -48,7 +48,10 @@ export interface RetryAfterOptions {
  */
 export function parseRetryAfter(value: string | null | undefined, options: RetryAfterOptions): number | undefined {
   assertNow(options.now);
-  if (typeof value !== 'string') return undefined;
+  return repeatedField(value, (member) => parseOneRetryAfter(member, options), Math.max);
+}
+
+function parseOneRetryAfter(value: string, options: RetryAfterOptions): number | undefined {
   const text = trimOws(value);
   if (DIGITS.test(text)) return decimalToWhole(text, 3);
   if (options.lenient === true && DECIMAL.test(text)) return decimalToWhole(text, 3);
@@ -71,8 +74,9 @@ export function parseRetryAfter(value: string | null | undefined, options: Retry
  * ```
  */
 export function parseRetryAfterMs(value: string | null | undefined): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const text = trimOws(value);
-  return DECIMAL_OR_DIGITS.test(text) ? decimalToWhole(text, 0) : undefined;
+  return repeatedField(value, (member) => {
+    const text = trimOws(member);
+    return DECIMAL_OR_DIGITS.test(text) ? decimalToWhole(text, 0) : undefined;
+  }, Math.max);
 }
 
