@@ -28,6 +28,7 @@ import { abortReason } from "../limiters/gate.ts";
 import type { Limiter } from "../limiters/limiter.ts";
 import { planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
+import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
 import { describeRequest, redactMessage } from "./redact.ts";
 import { type AttemptOutcome, decideRetry } from "./retry.ts";
@@ -71,15 +72,6 @@ type AttemptResult =
   | { readonly response: Response; readonly error?: undefined; readonly timedOut?: undefined }
   | { readonly response?: undefined; readonly error: unknown; readonly timedOut: boolean };
 
-function cancelBody(response: Response): void {
-  // Frees the connection; a body the caller's hook already locked or read cannot be cancelled.
-  try {
-    response.body?.cancel().catch(() => {});
-  } catch {
-    // A locked stream throws synchronously in some runtimes.
-  }
-}
-
 function resolveFetch(config: ResolvedOptions): FetchLike {
   const fetchImpl = config.fetch ?? (globalThis.fetch as FetchLike | undefined);
   if (typeof fetchImpl !== "function") {
@@ -120,6 +112,8 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   }
   const started = clock.now();
   let attempts = 0;
+  // The response being retried, until its retry is sent (then discarded) or refused (then returned).
+  let held: HeldResponse | undefined;
 
   // The total timeout aborts whatever the call is doing: queueing, an attempt, a retry wait.
   const total = new AbortController();
@@ -141,6 +135,8 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
         const response = await limiter.schedule(async () => {
           sent = true;
           attempts++;
+          held?.discard();
+          held = undefined;
           const attempt = new AbortController();
           const timer = startTimer(clock, config.timeout, () => {
             timedOut = new TimeoutError(label, "attempt", config.timeout, attempts);
@@ -155,8 +151,16 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
         }, scheduleOptions);
         result = { response };
       } catch (error) {
-        // Not sent: the limiter refused or the wait was aborted; nothing was taken.
-        if (!sent) throw error;
+        // Not sent: the limiter refused or the wait was aborted; nothing was taken. A refused retry
+        // gives the caller the response it already had (the README's promise), not the refusal.
+        if (!sent) {
+          if (held !== undefined && !callSignal?.aborted) {
+            const last = held.response;
+            held = undefined;
+            return last;
+          }
+          throw error;
+        }
         // The caller's abort (or the total timeout) wins over whatever the attempt failed with.
         if (callSignal?.aborted) throw abortReason(callSignal);
         // An attempt cut off by our timeout fails with the TimeoutError, whatever fetch made of the abort.
@@ -173,12 +177,18 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
         if (result.response !== undefined) return result.response;
         throw result.error;
       }
-      // Wait out the part of the delay the limiter's pause does not already cover.
+      // Wait out the part of the delay the limiter's pause does not already cover, draining the
+      // retried body meanwhile (see held-response.ts).
       const sleepMs = decided.paused > 0 && decided.delay <= decided.paused ? 0 : decided.delay;
-      await sleep(clock, sleepMs, callSignal);
+      const holding = result.response === undefined ? undefined : holdForRetry(result.response, clock, callSignal);
+      const waited = sleep(clock, sleepMs, callSignal);
+      waited.catch(() => {}); // awaited below, once the body is held (so an abort still discards it)
+      if (holding !== undefined) held = await holding;
+      await waited;
     }
   } finally {
     totalTimer.cancel();
+    held?.discard();
   }
 }
 
@@ -254,7 +264,6 @@ async function afterAttempt(
       });
     }
     if (!decision.retry) return { retry: false };
-    if (response !== undefined) cancelBody(response);
     config.onRetry?.({
       request,
       ...(response !== undefined ? { response } : { error: result.error }),
