@@ -26,7 +26,7 @@
  */
 import { abortReason } from "../limiters/gate.ts";
 import type { Limiter } from "../limiters/limiter.ts";
-import { planBody } from "./body.ts";
+import { isRequest, planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
 import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
@@ -91,8 +91,50 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   if (callerSignal?.aborted) throw abortReason(callerSignal);
   const fetchImpl = resolveFetch(config); // read at call time: mocks installed after creation apply
   const { policy, clock } = config;
-  const plan = await planBody(input, init, policy.limit > 0);
-  if (callerSignal?.aborted) throw abortReason(callerSignal);
+  const state: CallState = { attempts: 0, label: describeRequest(methodOf(input, init), urlOf(input)) };
+  // The total timeout aborts whatever the call is doing: reading a Request's body, queueing, an
+  // attempt, a retry wait. Armed first, so nothing before the first attempt escapes it.
+  const total = new AbortController();
+  const totalTimer = startTimer(clock, config.totalTimeout, () => {
+    total.abort(new TimeoutError(state.label, "total", config.totalTimeout, state.attempts));
+  });
+  const callSignal = anySignal([callerSignal, config.totalTimeout === Infinity ? undefined : total.signal]);
+  try {
+    return await runAttempts(config, input, init, fetchImpl, callSignal, state);
+  } finally {
+    totalTimer.cancel();
+  }
+}
+
+/** The method a call is made with, before validation (for error messages only). */
+function methodOf(input: FetchInput, init: RequestInit | undefined): string {
+  const method = init?.method ?? (isRequest(input) ? input.method : "GET");
+  return typeof method === "string" ? method.toUpperCase() : "GET";
+}
+
+/** The URL a call is made to, before validation (for error messages only; redacted by describeRequest). */
+function urlOf(input: FetchInput): string {
+  if (isRequest(input)) return input.url;
+  return input instanceof URL ? input.href : String(input);
+}
+
+/** What the total timeout's error reports: the request, and the attempts sent so far. */
+interface CallState {
+  attempts: number;
+  label: string;
+}
+
+async function runAttempts(
+  config: ResolvedOptions,
+  input: FetchInput,
+  init: RequestInit | undefined,
+  fetchImpl: FetchLike,
+  callSignal: AbortSignal | undefined,
+  state: CallState,
+): Promise<Response> {
+  const { policy, clock } = config;
+  const plan = await planBody(input, init, policy.limit > 0, callSignal);
+  if (callSignal?.aborted) throw abortReason(callSignal);
   let call: ReturnType<typeof prepareCall>;
   try {
     call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods);
@@ -103,6 +145,7 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   }
   const { request } = call;
   const label = describeRequest(request.method, request.url);
+  state.label = label;
   const idempotent = policy.methods.has(request.method) || call.hasIdempotencyKey;
   const replayable = plan.kind !== "streamed";
   const permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
@@ -111,16 +154,8 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
     throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
   }
   const started = clock.now();
-  let attempts = 0;
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
-
-  // The total timeout aborts whatever the call is doing: queueing, an attempt, a retry wait.
-  const total = new AbortController();
-  const totalTimer = startTimer(clock, config.totalTimeout, () => {
-    total.abort(new TimeoutError(label, "total", config.totalTimeout, attempts));
-  });
-  const callSignal = anySignal([callerSignal, config.totalTimeout === Infinity ? undefined : total.signal]);
   const scheduleOptions = { permits, signal: callSignal, ...(config.maxWait !== undefined && { maxWait: config.maxWait }) };
   config.budget?.deposit();
 
@@ -134,7 +169,7 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
       try {
         const response = await limiter.schedule(async () => {
           sent = true;
-          attempts++;
+          const attempts = ++state.attempts;
           held?.discard();
           held = undefined;
           const attempt = new AbortController();
@@ -171,7 +206,7 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
         throw new TypeError(`\`fetch\` must resolve with a Response, got ${typeof result.response}`);
       }
       const decided = await afterAttempt(config, {
-        request, result, attempt: attempts, key, limiter, idempotent, replayable, started,
+        request, result, attempt: state.attempts, key, limiter, idempotent, replayable, started,
       });
       if (decided.retry === false) {
         if (result.response !== undefined) return result.response;
@@ -187,7 +222,6 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
       await waited;
     }
   } finally {
-    totalTimer.cancel();
     held?.discard();
   }
 }
