@@ -30,7 +30,7 @@ import { isRequest, planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
 import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
-import { describeRequest, redactMessage } from "./redact.ts";
+import { describeRequest, scrubError, scrubText, secretsOf } from "./redact.ts";
 import { type AttemptOutcome, decideRetry } from "./retry.ts";
 import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
@@ -91,7 +91,12 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   if (callerSignal?.aborted) throw abortReason(callerSignal);
   const fetchImpl = resolveFetch(config); // read at call time: mocks installed after creation apply
   const { policy, clock } = config;
-  const state: CallState = { attempts: 0, label: describeRequest(methodOf(input, init), urlOf(input)) };
+  let secrets: string[] | undefined; // computed only when an error needs scrubbing
+  const state: CallState = {
+    attempts: 0,
+    label: describeRequest(methodOf(input, init), urlOf(input)),
+    secrets: () => (secrets ??= secretsOf(urlOf(input), headerValuesOf(input, init))),
+  };
   // The total timeout aborts whatever the call is doing: reading a Request's body, queueing, an
   // attempt, a retry wait. Armed first, so nothing before the first attempt escapes it.
   const total = new AbortController();
@@ -101,9 +106,38 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   const callSignal = anySignal([callerSignal, config.totalTimeout === Infinity ? undefined : total.signal]);
   try {
     return await runAttempts(config, input, init, fetchImpl, callSignal, state);
+  } catch (error) {
+    // The caller's own abort reason is theirs, unchanged; anything else may quote the URL or a
+    // header (fetch's TypeErrors, a custom fetch's message, a cause chain): scrub it in place.
+    if (callerSignal?.aborted && error === abortReason(callerSignal)) throw error;
+    throw scrubError(error, state.secrets());
   } finally {
     totalTimer.cancel();
   }
+}
+
+/** Every header value the caller passed, valid or not (an invalid one is what fetch's error quotes). */
+function headerValuesOf(input: FetchInput, init: RequestInit | undefined): string[] {
+  const values: string[] = [];
+  const collect = (headers: unknown): void => {
+    if (headers === undefined || headers === null || typeof headers !== "object") return;
+    try {
+      if (typeof (headers as Headers).forEach === "function" && typeof (headers as Headers).get === "function") {
+        (headers as Headers).forEach((value) => values.push(value));
+      } else if (Symbol.iterator in headers) {
+        for (const pair of headers as Iterable<unknown>) {
+          if (typeof pair === "object" && pair !== null && Symbol.iterator in pair) values.push(...[...(pair as Iterable<unknown>)].slice(1).map(String));
+        }
+      } else {
+        for (const value of Object.values(headers)) values.push(String(value));
+      }
+    } catch {
+      // A hostile headers object: what was collected so far is still scrubbed.
+    }
+  };
+  collect(init?.headers);
+  if (isRequest(input)) collect(input.headers);
+  return values;
 }
 
 /** The method a call is made with, before validation (for error messages only). */
@@ -118,10 +152,11 @@ function urlOf(input: FetchInput): string {
   return input instanceof URL ? input.href : String(input);
 }
 
-/** What the total timeout's error reports: the request, and the attempts sent so far. */
+/** What the total timeout's error reports (the request, the attempts sent so far), and the call's secrets. */
 interface CallState {
   attempts: number;
   label: string;
+  readonly secrets: () => string[];
 }
 
 async function runAttempts(
@@ -140,7 +175,7 @@ async function runAttempts(
     call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods);
   } catch (error) {
     // fetch's TypeError for an invalid request may quote the URL: keep the type, drop credentials.
-    if (error instanceof TypeError) throw new TypeError(redactMessage(error.message));
+    if (error instanceof TypeError) throw new TypeError(scrubText(error.message, state.secrets()));
     throw error;
   }
   const { request } = call;
@@ -199,7 +234,7 @@ async function runAttempts(
         // The caller's abort (or the total timeout) wins over whatever the attempt failed with.
         if (callSignal?.aborted) throw abortReason(callSignal);
         // An attempt cut off by our timeout fails with the TimeoutError, whatever fetch made of the abort.
-        result = timedOut !== undefined ? { error: timedOut, timedOut: true } : { error, timedOut: false };
+        result = timedOut !== undefined ? { error: timedOut, timedOut: true } : { error: scrubError(error, state.secrets()), timedOut: false };
       }
 
       if (result.response !== undefined && !isResponse(result.response)) {

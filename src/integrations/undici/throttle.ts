@@ -29,7 +29,8 @@ import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { QueuedController } from "./controller.ts";
 import { AttemptHandler } from "./handler.ts";
-import { headersView } from "./headers.ts";
+import { headerValues, headersView } from "./headers.ts";
+import { scrubError, secretsOf } from "../../http/redact.ts";
 import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
 import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
 
@@ -91,11 +92,18 @@ function enqueue(
   const queue = new AbortController();
   const controller = new QueuedController((reason) => queue.abort(reason));
   let sent = false;
+  // Errors reach the caller without the request's query, fragment or header values (computed on the first error).
+  let secrets: string[] | undefined;
+  const scrub = (error: unknown): unknown => {
+    if (controller.aborted && error === controller.reason) return error; // the caller's own reason
+    secrets ??= secretsOf(`${String(request.origin ?? "")}${String(request.path)}`, headerValues(request.headers));
+    return scrubError(error, secrets);
+  };
   // The request ends before it was sent: report it to the caller once, never synchronously.
   const refuse = (error: unknown) => {
     controller.refuse(error);
     try {
-      handler.onResponseError!(controller, error);
+      handler.onResponseError!(controller, scrub(error));
     } catch {
       // The caller's handler failed to take its error: undici would emit it on the client; we have
       // no client to emit on, and rethrowing would only make an unhandled rejection.
@@ -148,7 +156,7 @@ function enqueue(
       }
       const attempt = (attempts.get(handler) ?? 0) + 1;
       attempts.set(handler, attempt);
-      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt), release);
+      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt), release, scrub);
       try {
         dispatch(request, attemptHandler);
       } catch (error) {
