@@ -33,6 +33,7 @@ import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, 
 import { describeRequest, scrubError, scrubText, secretsOf } from "./redact.ts";
 import { type AttemptOutcome, decideRetry } from "./retry.ts";
 import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
+import { startFlight } from "./in-flight.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
 import { anySignal, sleep, startTimer } from "./timers.ts";
 
@@ -200,6 +201,7 @@ async function runAttempts(
       const limiter: Limiter = config.keyed === undefined ? config.limiter! : config.keyed.get(key!);
       let sent = false;
       let timedOut: TimeoutError | undefined;
+      let inFlight = 0; // the other requests on this limiter in flight when the response came
       let result: AttemptResult;
       try {
         const response = await limiter.schedule(async () => {
@@ -212,10 +214,14 @@ async function runAttempts(
             timedOut = new TimeoutError(label, "attempt", config.timeout, attempts);
             attempt.abort(timedOut);
           });
+          const flight = startFlight(limiter);
           try {
             const signal = anySignal([callSignal, config.timeout === Infinity ? undefined : attempt.signal]);
-            return await fetchImpl(input, attemptInit(init, plan, call.headers, signal));
+            const response = await fetchImpl(input, attemptInit(init, plan, call.headers, signal));
+            inFlight = flight.others();
+            return response;
           } finally {
+            flight.end();
             timer.cancel();
           }
         }, scheduleOptions);
@@ -241,7 +247,7 @@ async function runAttempts(
         throw new TypeError(`\`fetch\` must resolve with a Response, got ${typeof result.response}`);
       }
       const decided = await afterAttempt(config, {
-        request, result, attempt: state.attempts, key, limiter, idempotent, replayable, started,
+        request, result, attempt: state.attempts, key, limiter, idempotent, replayable, started, inFlight,
       });
       if (decided.retry === false) {
         if (result.response !== undefined) return result.response;
@@ -270,6 +276,7 @@ interface AttemptContext {
   readonly idempotent: boolean;
   readonly replayable: boolean;
   readonly started: number;
+  readonly inFlight: number;
 }
 
 /**
@@ -290,6 +297,7 @@ async function afterAttempt(
         now: config.wallClock(),
         lenient: config.lenientRetryAfter,
         rateLimitHeaders: config.rateLimitHeaders,
+        inFlight: ctx.inFlight,
       });
       const pause = pauseFor(signals, attempt, config.policy);
       if (pause !== undefined) {

@@ -25,6 +25,7 @@
  *
  * @module
  */
+import { startFlight } from "../../http/in-flight.ts";
 import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { QueuedController } from "./controller.ts";
@@ -129,13 +130,14 @@ function enqueue(
     return;
   }
 
-  const observe = (statusCode: number, headers: unknown, attempt: number) => {
+  const observe = (statusCode: number, headers: unknown, attempt: number, inFlight: number) => {
     if (!config.respectServer) return;
     const view = headersView(headers);
     const signals = readServerSignals({ status: statusCode, headers: view }, {
       now: config.wallClock(),
       lenient: config.lenientRetryAfter,
       rateLimitHeaders: config.rateLimitHeaders,
+      inFlight,
     });
     const pause = pauseFor(signals, attempt, config.policy);
     if (pause === undefined) return;
@@ -156,7 +158,13 @@ function enqueue(
       }
       const attempt = (attempts.get(handler) ?? 0) + 1;
       attempts.set(handler, attempt);
-      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt), release, scrub);
+      // Counted until the response headers (or an error) come: see http/in-flight.ts.
+      const flight = startFlight(limiter);
+      const done = () => {
+        flight.end();
+        release();
+      };
+      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt, flight.others()), done, scrub);
       try {
         dispatch(request, attemptHandler);
       } catch (error) {
