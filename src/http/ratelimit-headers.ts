@@ -90,6 +90,9 @@ export interface RateLimitOptions {
  *    else `-Reset`, read as epoch seconds at or above {@link EPOCH_SECONDS_THRESHOLD} and as delay
  *    seconds below it (decimals allowed: Discord sends `1470173023.123`).
  *
+ * A `-Remaining`, `-Limit` or `-Reset` field of families 3 and 4 sent on several lines (joined
+ * `0, 0`) means its value when the lines agree; when they differ, the most cautious member counts
+ * (the smallest remaining or limit, the longest reset), and one malformed member makes it malformed.
  * Epoch resets are measured against the response's `Date` header when valid, else `now`.
  * Responses served from a cache (`Age` > 0) return `undefined`: their counters describe an
  * earlier moment, possibly another client (draft-10 §"Caching"). This applies to every family.

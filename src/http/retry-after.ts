@@ -30,6 +30,8 @@ export interface RetryAfterOptions {
  * Accepts delay-seconds (`^\d+$`; with `lenient`, also `^\d+\.\d+$`) and HTTP-dates in all three
  * forms. An HTTP-date is measured against the `Date` header when given and valid, else `now`;
  * a date in the past gives 0. Leading and trailing spaces/tabs are ignored.
+ * A field sent on several lines arrives joined (`3, 3`): identical members mean their value;
+ * differing ones give the longest delay; one malformed member makes the whole value malformed.
  *
  * @returns the delay in whole ms (rounded up), between 0 and {@link MAX_DELAY_MS}; or `undefined`
  *   when the value is absent, empty, negative or not valid (`1e3`, `0x10`, `-1`, `soon`).
@@ -63,6 +65,8 @@ function parseOneRetryAfter(value: string, options: RetryAfterOptions): number |
 /**
  * Parses the non-standard `retry-after-ms` header (sent by OpenAI and Azure OpenAI): a
  * non-negative number of milliseconds, possibly with a fraction (`^\d+(\.\d+)?$`).
+ *
+ * Repeated (`250, 250`), it reads like `Retry-After`: the longest member, if all are valid.
  *
  * @returns the delay in whole ms (rounded up), at most {@link MAX_DELAY_MS}; or `undefined` when
  *   absent or invalid (`-5`, `1e3`, `abc`, empty).

@@ -88,3 +88,34 @@ test("sluice/undici: 4 concurrent callers against the same server get no 429", a
   expect(counts.refused()).toBe(0);
   expect(counts.served()).toBe(32);
 });
+
+test("readServerSignals: a remaining quota no larger than the other requests in flight counts as exhausted", async () => {
+  const { readServerSignals } = await import("../../src/http/throttle.ts");
+  const now = Date.UTC(2025, 0, 15);
+  const read = (remaining: number, inFlight: number) =>
+    readServerSignals(
+      { status: 200, headers: new Headers({ "x-ratelimit-remaining": String(remaining), "x-ratelimit-reset-after": "2" }) },
+      { now, lenient: true, rateLimitHeaders: true, inFlight },
+    ).exhausted;
+  expect(read(0, 0)).toEqual({ resetMs: 2000, source: "x-ratelimit" });
+  expect(read(3, 3)).toEqual({ resetMs: 2000, source: "x-ratelimit" });
+  expect(read(3, 5)).toEqual({ resetMs: 2000, source: "x-ratelimit" });
+  expect(read(4, 3)).toBeUndefined();
+  expect(read(1, 0)).toBeUndefined();
+});
+
+test("startFlight counts the other requests in flight per limiter, and end() is idempotent", async () => {
+  const { startFlight } = await import("../../src/http/in-flight.ts");
+  const a = {};
+  const b = {};
+  const first = startFlight(a);
+  const second = startFlight(a);
+  const other = startFlight(b);
+  expect(first.others()).toBe(1);
+  expect(other.others()).toBe(0);
+  second.end();
+  second.end();
+  expect(first.others()).toBe(0);
+  first.end();
+  expect(startFlight(a).others()).toBe(0);
+});
