@@ -135,24 +135,16 @@ async function readAll(request: Request, signal: AbortSignal | undefined): Promi
   aborted.catch(() => {}); // raced below; the loop rethrows it
   signal.addEventListener("abort", onAbort, { once: true });
   const chunks: Uint8Array[] = [];
-  let size = 0;
   try {
     for (;;) {
       const { done, value } = await Promise.race([reader.read(), aborted]);
       if (done) break;
       chunks.push(value);
-      size += value.byteLength;
     }
   } finally {
     signal.removeEventListener("abort", onAbort);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out.buffer;
+  return await new Blob(chunks as BlobPart[]).arrayBuffer();
 }
 
 /** True for a `Request` object from any realm (checked by shape, not `instanceof`). */

@@ -101,13 +101,10 @@ export async function holdForRetry(response: Response, clock: Clock, signal?: Ab
     if (signal?.aborted) stop!();
     while (size <= RETRY_BODY_DRAIN.bytes) {
       pending = reader.read();
-      const result = await Promise.race([pending, stopped]).catch((error: unknown) => ({ error }));
+      // A body that fails (connection reset) stops the drain; the caller reads the same error.
+      const result = await Promise.race([pending, stopped]).catch(() => "stop" as const);
       if (result === "stop") break;
       pending = undefined;
-      if ("error" in result) {
-        // The body failed (connection reset): the caller reads the same error from the copy.
-        return { response: rebuild(response, erroredStream(chunks, result.error)), discard: () => {} };
-      }
       if (result.done) {
         complete = true;
         break;
@@ -119,7 +116,7 @@ export async function holdForRetry(response: Response, clock: Clock, signal?: Ab
     timer.cancel();
     signal?.removeEventListener("abort", onAbort);
   }
-  if (complete) return { response: rebuild(response, concat(chunks, size)), discard: () => {} };
+  if (complete) return { response: rebuild(response, new Blob(chunks as BlobPart[])), discard: () => {} };
   // Not all here: keep what was read and the unread rest, in order.
   let discarded = false;
   return {
@@ -131,16 +128,6 @@ export async function holdForRetry(response: Response, clock: Clock, signal?: Ab
       reader.cancel().catch(() => {});
     },
   };
-}
-
-function concat(chunks: readonly Uint8Array[], size: number): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
 }
 
 /** The chunks already read, then a read in flight (if any), then the rest of `reader`. */
@@ -162,17 +149,6 @@ function resumedStream(
     cancel(reason) {
       inFlight?.catch(() => {});
       return reader.cancel(reason);
-    },
-  });
-}
-
-/** The chunks read before the body failed, then an error, as the original body would have given. */
-function erroredStream(chunks: Uint8Array[], error: unknown): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const chunk = chunks.shift();
-      if (chunk !== undefined) controller.enqueue(chunk);
-      else controller.error(error);
     },
   });
 }

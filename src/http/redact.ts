@@ -166,3 +166,39 @@ export function scrubError<T>(error: T, secrets: readonly string[], seen = new S
   if (Array.isArray(target.errors)) for (const item of target.errors) scrubError(item, secrets, seen);
   return error;
 }
+
+/**
+ * Every header value in any form fetch or undici takes — a `Headers`, a record, `[name, value]`
+ * pairs, undici's flat `[name, value, …]` array, values as strings, numbers, bytes or arrays — valid
+ * or not: an invalid value is exactly what a `Headers` error quotes.
+ *
+ * @example
+ * ```ts
+ * headerValues({ authorization: "Bearer t" }); // ["Bearer t"]
+ * headerValues(["x-key", "k1", "x-key", "k2"]); // ["k1", "k2"]
+ * ```
+ */
+export function headerValues(headers: unknown): string[] {
+  const values: string[] = [];
+  const push = (value: unknown): void => {
+    if (Array.isArray(value)) for (const v of value) push(v);
+    else if (value instanceof Uint8Array) values.push(new TextDecoder("latin1").decode(value));
+    else if (value !== null && value !== undefined) values.push(String(value));
+  };
+  try {
+    if (typeof headers !== "object" || headers === null) return values;
+    if (typeof (headers as Headers).forEach === "function" && !Array.isArray(headers)) {
+      (headers as Headers).forEach((value) => values.push(value));
+    } else if (Symbol.iterator in headers) {
+      const entries = [...(headers as Iterable<unknown>)];
+      // undici's flat array alternates names and values; fetch's form is a list of pairs.
+      const flat = !Array.isArray(entries[0]);
+      entries.forEach((entry, i) => flat ? i % 2 === 1 && push(entry) : push((entry as unknown[]).slice(1)));
+    } else {
+      push(Object.values(headers));
+    }
+  } catch {
+    // A hostile headers object: what was collected is still scrubbed.
+  }
+  return values;
+}

@@ -30,7 +30,7 @@ import { isRequest, planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
 import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
-import { describeRequest, scrubError, scrubText, secretsOf } from "./redact.ts";
+import { describeRequest, headerValues, scrubError, scrubText, secretsOf } from "./redact.ts";
 import { type AttemptOutcome, decideRetry } from "./retry.ts";
 import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
@@ -96,7 +96,7 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   const state: CallState = {
     attempts: 0,
     label: describeRequest(methodOf(input, init), urlOf(input)),
-    secrets: () => (secrets ??= secretsOf(urlOf(input), headerValuesOf(input, init))),
+    secrets: () => (secrets ??= secretsOf(urlOf(input), [...headerValues(init?.headers), ...headerValues(isRequest(input) ? input.headers : undefined)])),
   };
   // The total timeout aborts whatever the call is doing: reading a Request's body, queueing, an
   // attempt, a retry wait. Armed first, so nothing before the first attempt escapes it.
@@ -115,30 +115,6 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   } finally {
     totalTimer.cancel();
   }
-}
-
-/** Every header value the caller passed, valid or not (an invalid one is what fetch's error quotes). */
-function headerValuesOf(input: FetchInput, init: RequestInit | undefined): string[] {
-  const values: string[] = [];
-  const collect = (headers: unknown): void => {
-    if (headers === undefined || headers === null || typeof headers !== "object") return;
-    try {
-      if (typeof (headers as Headers).forEach === "function" && typeof (headers as Headers).get === "function") {
-        (headers as Headers).forEach((value) => values.push(value));
-      } else if (Symbol.iterator in headers) {
-        for (const pair of headers as Iterable<unknown>) {
-          if (typeof pair === "object" && pair !== null && Symbol.iterator in pair) values.push(...[...(pair as Iterable<unknown>)].slice(1).map(String));
-        }
-      } else {
-        for (const value of Object.values(headers)) values.push(String(value));
-      }
-    } catch {
-      // A hostile headers object: what was collected so far is still scrubbed.
-    }
-  };
-  collect(init?.headers);
-  if (isRequest(input)) collect(input.headers);
-  return values;
 }
 
 /** The method a call is made with, before validation (for error messages only). */

@@ -51,34 +51,3 @@ export function headersView(headers: unknown): HeadersLike {
   return { get: (name) => map.get(name.toLowerCase()) ?? null };
 }
 
-/**
- * Every header value of an undici request, in any of its forms (object, flat array, iterable of
- * pairs), as text: the values error messages must never show.
- *
- * @example
- * ```ts
- * headerValues({ authorization: "Bearer t" }); // ["Bearer t"]
- * ```
- */
-export function headerValues(headers: unknown): string[] {
-  const values: string[] = [];
-  const push = (value: unknown): void => {
-    if (value === null || value === undefined) return;
-    if (Array.isArray(value)) for (const v of value) push(v);
-    else values.push(text(value as string | number | Uint8Array));
-  };
-  try {
-    if (Array.isArray(headers)) {
-      for (let i = 1; i < headers.length; i += 2) push(headers[i]);
-    } else if (typeof headers === "object" && headers !== null) {
-      if (Symbol.iterator in headers) {
-        for (const pair of headers as Iterable<unknown>) if (Array.isArray(pair)) push(pair[1]);
-      } else {
-        for (const value of Object.values(headers)) push(value);
-      }
-    }
-  } catch {
-    // A hostile headers object: what was collected is still scrubbed.
-  }
-  return values;
-}

@@ -30,8 +30,8 @@ import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { QueuedController } from "./controller.ts";
 import { AttemptHandler } from "./handler.ts";
-import { headerValues, headersView } from "./headers.ts";
-import { scrubError, secretsOf } from "../../http/redact.ts";
+import { headersView } from "./headers.ts";
+import { headerValues, scrubError, secretsOf } from "../../http/redact.ts";
 import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
 import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
 
