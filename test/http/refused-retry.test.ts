@@ -71,3 +71,22 @@ test("the held body of a retried response is cancelled once the retry is sent", 
   expect(body.cancelled()).toBe(true);
   expect(clock.pendingTimers).toBe(0);
 });
+
+test("aborting while a retry waits rejects with the reason and cancels the held body; no timer is left", async () => {
+  const clock = new ManualClock();
+  const limiter = new SmoothLimiter({ limit: 10, interval: 1000, clock });
+  const body = streamOf("w".repeat(1024 * 1024), 16 * 1024);
+  const stub = new StubFetch(clock).then(() => new Response(body.stream, { status: 503, headers: { "retry-after": "5" } }));
+  const api = createThrottledFetch({ limiter, fetch: stub.fetch });
+  const controller = new AbortController();
+  const call = api(URL_A, { signal: controller.signal });
+  call.catch(() => {});
+  await clock.advance(1000);
+  expect(stub.calls).toHaveLength(1);
+  expect(body.cancelled()).toBe(false);
+  const reason = new Error("gave up");
+  controller.abort(reason);
+  await expect(call).rejects.toBe(reason);
+  expect(body.cancelled()).toBe(true);
+  expect(clock.pendingTimers).toBe(0);
+});
