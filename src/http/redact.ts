@@ -105,7 +105,13 @@ export function secretsOf(url: string, headerValues: Iterable<string> = []): str
     for (const [, value] of parsed.searchParams) add(value, 4);
     if (parsed.origin === "null") add(parsed.pathname, 3);
   } catch {
-    // Unparsable: the raw parts above cover it.
+    // Unparsable, often because a password holds a "/", "?" or "#" (the parser then reads it as a
+    // port or a path): everything between "//" and the last "@" may be user info.
+    const lastAt = url.lastIndexOf("@");
+    if (lastAt > authorityStart) add(url.slice(authorityStart, lastAt + 1), 2);
+    // An "@" after a "?" or "#" leaves no telling user info, query and fragment apart: the whole
+    // URL is a secret (the message keeps its own words, e.g. "Failed to parse URL from …").
+    if (lastAt > url.search(/[?#]/) && url.search(/[?#]/) !== -1) add(url, 2);
   }
   for (const value of headerValues) add(String(value), 3);
   // Longest first, so a secret is replaced whole before any part of it.
@@ -121,9 +127,10 @@ export function secretsOf(url: string, headerValues: Iterable<string> = []): str
  * ```
  */
 export function scrubText(text: string, secrets: readonly string[]): string {
-  let out = text.replace(URL_IN_TEXT, redactUrlText);
+  // Known secrets first, while they are whole; then whatever else looks like a URL.
+  let out = text;
   for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join("…");
-  return out;
+  return out.replace(URL_IN_TEXT, redactUrlText);
 }
 
 /**
