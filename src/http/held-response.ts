@@ -22,9 +22,9 @@ import { startTimer } from "./timers.ts";
 /**
  * The drain bound for a retried response's body: read to its end when it is at most `bytes` long
  * and arrives within `ms`, so its connection is reused; otherwise left unread and cancelled when
- * the retry is sent (its connection is closed). Measured with node:http and undici: bodies up to
- * 64 KiB are drained in well under a millisecond on loopback, and cancelling any body that has not
- * fully arrived costs a new connection for the retry.
+ * the retry is sent (its connection is closed). Measured against node:http with Node's fetch
+ * (test/http/drain-connections.test.ts): 100 retried 429s cost 2 connections with bodies of 10 B
+ * to 64 KiB, and 102 with bodies of 128 KiB or more; before draining, 64 KiB bodies cost 103.
  *
  * @example
  * ```ts
