@@ -7,6 +7,8 @@
  * caller passed, even if the caller mutates their array or form afterwards. A `Request` object's body
  * is always a stream (the original value is not observable), so it is read into an `ArrayBuffer`
  * once — only when a retry is possible at all — and sent with its `Content-Length` on every attempt.
+ * That read runs under the call's signal (the caller's abort and the total timeout): an abort
+ * rejects at once and cancels the stream.
  *
  * Any other body (a `ReadableStream`, an async iterable, an unknown object) is *streamed*: it is sent
  * once, as given, and the request is never retried — re-sending it would send it empty or partly,
@@ -15,6 +17,7 @@
  *
  * @module
  */
+import { abortReason } from "../limiters/gate.ts";
 import type { FetchInput } from "./options.ts";
 
 /** What the attempts of one call send as their body. */
@@ -83,6 +86,7 @@ export function snapshotBody(body: BodyInit): BodyInit {
  *
  * @param replay whether a retry is possible at all; when false nothing is copied or buffered and the
  *   caller's body goes out untouched.
+ * @param signal aborts the read of a `Request`'s body (rejecting with its reason, cancelling the stream).
  * @returns the plan; rejects (like `fetch` would) when a `Request`'s body was already used.
  * @example
  * ```ts
@@ -90,7 +94,12 @@ export function snapshotBody(body: BodyInit): BodyInit {
  * plan.kind; // "replayable"
  * ```
  */
-export async function planBody(input: FetchInput, init: RequestInit | undefined, replay: boolean): Promise<BodyPlan> {
+export async function planBody(
+  input: FetchInput,
+  init: RequestInit | undefined,
+  replay: boolean,
+  signal?: AbortSignal,
+): Promise<BodyPlan> {
   const own = init?.body;
   if (own !== undefined && own !== null) {
     if (!isReplayableBody(own)) return { kind: "streamed" };
@@ -101,8 +110,41 @@ export async function planBody(input: FetchInput, init: RequestInit | undefined,
   if (!isRequest(input) || input.body === null) return { kind: "none" };
   if (!replay) return { kind: "streamed" };
   // Read once; later attempts pass the bytes as init.body, which takes precedence over the used body.
-  const bytes = await input.arrayBuffer();
+  const bytes = await readAll(input, signal);
   return { kind: "replayable", value: bytes, view: bytes };
+}
+
+/**
+ * A `Request`'s whole body, read under `signal`: the body may be a stream that takes minutes or never
+ * ends, so an abort (the caller's, or the total timeout) rejects at once with its reason and
+ * cancels the stream, instead of waiting for the last byte.
+ */
+async function readAll(request: Request, signal: AbortSignal | undefined): Promise<ArrayBuffer> {
+  if (signal === undefined) return await request.arrayBuffer();
+  if (signal.aborted) throw abortReason(signal);
+  if (request.bodyUsed || request.body === null) return await request.arrayBuffer(); // fetch's own TypeError
+  const reader = request.body.getReader();
+  let onAbort!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      const reason = abortReason(signal);
+      reader.cancel(reason).catch(() => {});
+      reject(reason);
+    };
+  });
+  aborted.catch(() => {}); // raced below; the loop rethrows it
+  signal.addEventListener("abort", onAbort, { once: true });
+  const chunks: Uint8Array[] = [];
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      chunks.push(value);
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+  return await new Blob(chunks as BlobPart[]).arrayBuffer();
 }
 
 /** True for a `Request` object from any realm (checked by shape, not `instanceof`). */

@@ -3,6 +3,11 @@
  * the query (API keys often travel there) and the fragment are dropped, and headers never appear,
  * so a logged error cannot leak a credential.
  *
+ * Errors sluice did not write — fetch's TypeErrors, a custom fetch's, undici's — are scrubbed with
+ * {@link scrubError}: every URL in their text is cut to origin and path, and every secret of the
+ * request ({@link secretsOf}: user info, query, fragment, query values, header values; raw,
+ * decoded and encoded) is replaced by `…`, down the `cause` chain.
+ *
  * @module
  */
 
@@ -32,10 +37,175 @@ export function redactUrl(url: string): string {
   return parsed.origin + parsed.pathname;
 }
 
+/** Where a URL starts in free text: a scheme followed by `//`. */
+const URL_IN_TEXT = /[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s"'<>`]*/g;
+
+/** A URL found in text, cut to origin and path; one that does not parse loses everything from `?`/`#` and its user info. */
+function redactUrlText(text: string): string {
+  try {
+    const parsed = new URL(text);
+    if (parsed.origin !== "null") return parsed.origin + parsed.pathname;
+  } catch {
+    // Not a URL the runtime accepts (that is often why it is in the message): cut it by hand.
+  }
+  const cut = text.split(/[?#]/, 1)[0]!;
+  const at = cut.indexOf("://") + 3;
+  const slash = cut.indexOf("/", at);
+  const authority = slash === -1 ? cut.slice(at) : cut.slice(at, slash);
+  const user = authority.lastIndexOf("@");
+  return user === -1 ? cut : cut.slice(0, at) + cut.slice(at + user + 1);
+}
+
 /**
- * An error message with every URL's user info removed (`//user:pass@host` → `//host`): fetch's own
- * messages may quote the URL, e.g. "Request cannot be constructed from a URL that includes credentials".
+ * The strings of one request that must never appear in an error: the URL's user info, query and
+ * fragment (raw, as the runtime serialises them, and percent-decoded), and every header value.
+ *
+ * @example
+ * ```ts
+ * secretsOf("https://u:p@example.com/a?key=s#f", [["authorization", "Bearer t"]]);
+ * // ["u:p@", "u@", ..., "?key=s", "#f", "Bearer t", ...]
+ * ```
  */
-export function redactMessage(message: string): string {
-  return message.replace(/\/\/[^/?#@\s]*@/g, "//");
+export function secretsOf(url: string, headerValues: Iterable<string> = []): string[] {
+  const found = new Set<string>();
+  const add = (value: string | undefined, min = 1): void => {
+    if (value === undefined || value.length < min) return;
+    found.add(value);
+    found.add(encodeURIComponent(value)); // a message may quote the URL encoded as a whole
+    const trimmed = value.trim();
+    if (trimmed.length >= min) found.add(trimmed);
+    try {
+      const decoded = decodeURIComponent(value);
+      if (decoded.length >= min) found.add(decoded);
+    } catch {
+      // Not percent-encoded text: the raw form is enough.
+    }
+  };
+  // Raw parts, whether or not the URL parses: an invalid URL is quoted raw by fetch's errors.
+  const hash = url.indexOf("#");
+  const beforeHash = hash === -1 ? url : url.slice(0, hash);
+  if (hash !== -1) add(url.slice(hash), 2);
+  const query = beforeHash.indexOf("?");
+  if (query !== -1) add(beforeHash.slice(query), 2);
+  const scheme = beforeHash.indexOf(":");
+  const authorityStart = beforeHash.startsWith("//", scheme + 1) ? scheme + 3 : scheme + 1;
+  const pathStart = beforeHash.slice(authorityStart).search(/[/?\\]/);
+  const authority = pathStart === -1 ? beforeHash.slice(authorityStart) : beforeHash.slice(authorityStart, authorityStart + pathStart);
+  const at = authority.lastIndexOf("@");
+  if (at !== -1) add(authority.slice(0, at + 1), 2);
+  try {
+    const parsed = new URL(url);
+    if (parsed.username !== "") add(`${parsed.username}${parsed.password === "" ? "" : `:${parsed.password}`}@`, 2);
+    add(parsed.username, 3);
+    add(parsed.password, 3);
+    add(parsed.search, 2);
+    add(parsed.hash, 2);
+    add(parsed.hash.slice(1), 4);
+    // Each parameter's value on its own (an API key quoted without its name).
+    for (const [, value] of parsed.searchParams) add(value, 4);
+    if (parsed.origin === "null") add(parsed.pathname, 3);
+  } catch {
+    // Unparsable, often because a password holds a "/", "?" or "#" (the parser then reads it as a
+    // port or a path): everything between "//" and the last "@" may be user info.
+    const lastAt = url.lastIndexOf("@");
+    if (lastAt > authorityStart) add(url.slice(authorityStart, lastAt + 1), 2);
+    // An "@" after a "?" or "#" leaves no telling user info, query and fragment apart: the whole
+    // URL is a secret (the message keeps its own words, e.g. "Failed to parse URL from …").
+    if (lastAt > url.search(/[?#]/) && url.search(/[?#]/) !== -1) add(url, 2);
+  }
+  for (const value of headerValues) add(String(value), 3);
+  // Longest first, so a secret is replaced whole before any part of it.
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * `text` with every URL cut to origin and path, and every one of `secrets` replaced by `…`.
+ *
+ * @example
+ * ```ts
+ * scrubText("Failed to parse URL from https://h/a?key=s", []); // "Failed to parse URL from https://h/a"
+ * ```
+ */
+export function scrubText(text: string, secrets: readonly string[]): string {
+  // Known secrets first, while they are whole; then whatever else looks like a URL.
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join("…");
+  return out.replace(URL_IN_TEXT, redactUrlText);
+}
+
+/**
+ * Removes `secrets` (and URLs' query, fragment and user info) from an error and its `cause` chain,
+ * in place so its identity, class and fields are kept: `message`, `stack`, own string fields (Node's
+ * `input`), `cause`, and an `AggregateError`'s `errors`. Non-objects and frozen errors are returned
+ * as they are. Returns `error`.
+ *
+ * @example
+ * ```ts
+ * try { await fetch(url); } catch (e) { throw scrubError(e, secretsOf(url)); }
+ * ```
+ */
+export function scrubError<T>(error: T, secrets: readonly string[], seen = new Set<unknown>()): T {
+  if (typeof error !== "object" || error === null || seen.has(error)) return error;
+  seen.add(error);
+  const target = error as Record<string, unknown>;
+  for (const key of new Set(["message", "stack", ...Object.keys(target)])) {
+    let value: unknown;
+    try {
+      value = target[key];
+    } catch {
+      continue;
+    }
+    if (typeof value === "string") {
+      const clean = scrubText(value, secrets);
+      if (clean !== value) {
+        try {
+          Object.defineProperty(target, key, { value: clean, writable: true, configurable: true, enumerable: Object.keys(target).includes(key) });
+        } catch {
+          // A frozen or exotic error: nothing we can change.
+        }
+      }
+    } else if (key === "cause" || key === "errors" || value instanceof Error) {
+      if (Array.isArray(value)) for (const item of value) scrubError(item, secrets, seen);
+      else scrubError(value, secrets, seen);
+    }
+  }
+  if ("cause" in target) scrubError(target.cause, secrets, seen);
+  if (Array.isArray(target.errors)) for (const item of target.errors) scrubError(item, secrets, seen);
+  return error;
+}
+
+/**
+ * Every header value in any form fetch or undici takes — a `Headers`, a record, `[name, value]`
+ * pairs, undici's flat `[name, value, …]` array, values as strings, numbers, bytes or arrays — valid
+ * or not: an invalid value is exactly what a `Headers` error quotes.
+ *
+ * @example
+ * ```ts
+ * headerValues({ authorization: "Bearer t" }); // ["Bearer t"]
+ * headerValues(["x-key", "k1", "x-key", "k2"]); // ["k1", "k2"]
+ * ```
+ */
+export function headerValues(headers: unknown): string[] {
+  const values: string[] = [];
+  const push = (value: unknown): void => {
+    if (Array.isArray(value)) for (const v of value) push(v);
+    else if (value instanceof Uint8Array) values.push(new TextDecoder("latin1").decode(value));
+    else if (value !== null && value !== undefined) values.push(String(value));
+  };
+  try {
+    if (typeof headers !== "object" || headers === null) return values;
+    if (typeof (headers as Headers).forEach === "function" && !Array.isArray(headers)) {
+      (headers as Headers).forEach((value) => values.push(value));
+    } else if (Symbol.iterator in headers) {
+      const entries = [...(headers as Iterable<unknown>)];
+      // undici's flat array alternates names and values; fetch's form is a list of pairs.
+      const flat = !Array.isArray(entries[0]);
+      entries.forEach((entry, i) => flat ? i % 2 === 1 && push(entry) : push((entry as unknown[]).slice(1)));
+    } else {
+      push(Object.values(headers));
+    }
+  } catch {
+    // A hostile headers object: what was collected is still scrubbed.
+  }
+  return values;
 }

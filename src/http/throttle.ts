@@ -4,8 +4,9 @@
  *
  * One caller's 429 is everyone's news: callers of a throttled fetch share one limiter (per key), so
  * the loop pauses that limiter for the delay read here and every caller waits, keeping its place.
- * When a response reports `remaining: 0` with a reset time, the limiter pauses until the reset
- * *before* any request is rejected. Delays longer than `maxRetryAfter` pause nobody: the server's
+ * When a response reports `remaining: 0` with a reset time — or a remaining quota that the client's
+ * other requests still in flight will use up — the limiter pauses until the reset *before* any
+ * request is rejected. Delays longer than `maxRetryAfter` pause nobody: the server's
  * response goes back to the caller instead of the whole client stalling for hours.
  *
  * Two loops apply these decisions, the same way: the throttled fetch (`throttled-fetch.ts`) and the
@@ -24,8 +25,8 @@ export interface ServerSignals {
   /** 429, or 503 with a delay: the server refused the request to slow us down. */
   readonly throttled: boolean;
   /**
-   * Not throttled, but the RateLimit / X-RateLimit headers report 0 remaining and when the quota
-   * resets (ms from now).
+   * Not throttled, but the RateLimit / X-RateLimit headers report 0 remaining (or no more than the
+   * other requests in flight) and when the quota resets (ms from now).
    */
   readonly exhausted: { readonly resetMs: number; readonly source: RateLimitSource } | undefined;
 }
@@ -38,6 +39,11 @@ export interface ServerSignalOptions {
   readonly lenient: boolean;
   /** Read RateLimit / X-RateLimit headers for an exhausted quota. */
   readonly rateLimitHeaders: boolean;
+  /**
+   * The client's other requests on this limiter still in flight (see `in-flight.ts`): they may
+   * consume the reported remaining quota, so remaining ≤ this counts as exhausted. @default 0
+   */
+  readonly inFlight?: number;
 }
 
 /**
@@ -60,7 +66,8 @@ export function readServerSignals(
   let exhausted: ServerSignals["exhausted"];
   if (!throttled && options.rateLimitHeaders) {
     const info = parseRateLimit(response.headers, { now: options.now });
-    if (info !== undefined && info.remaining === 0 && info.resetMs !== undefined && info.resetMs > 0) {
+    const inFlight = options.inFlight ?? 0;
+    if (info !== undefined && info.remaining <= inFlight && info.resetMs !== undefined && info.resetMs > 0) {
       exhausted = { resetMs: info.resetMs, source: info.source };
     }
   }

@@ -26,12 +26,14 @@
  */
 import { abortReason } from "../limiters/gate.ts";
 import type { Limiter } from "../limiters/limiter.ts";
-import { planBody } from "./body.ts";
+import { isRequest, planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
+import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
-import { describeRequest, redactMessage } from "./redact.ts";
+import { describeRequest, headerValues, scrubError, scrubText, secretsOf } from "./redact.ts";
 import { type AttemptOutcome, decideRetry } from "./retry.ts";
 import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
+import { startFlight } from "./in-flight.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
 import { anySignal, sleep, startTimer } from "./timers.ts";
 
@@ -71,15 +73,6 @@ type AttemptResult =
   | { readonly response: Response; readonly error?: undefined; readonly timedOut?: undefined }
   | { readonly response?: undefined; readonly error: unknown; readonly timedOut: boolean };
 
-function cancelBody(response: Response): void {
-  // Frees the connection; a body the caller's hook already locked or read cannot be cancelled.
-  try {
-    response.body?.cancel().catch(() => {});
-  } catch {
-    // A locked stream throws synchronously in some runtimes.
-  }
-}
-
 function resolveFetch(config: ResolvedOptions): FetchLike {
   const fetchImpl = config.fetch ?? (globalThis.fetch as FetchLike | undefined);
   if (typeof fetchImpl !== "function") {
@@ -99,18 +92,72 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   if (callerSignal?.aborted) throw abortReason(callerSignal);
   const fetchImpl = resolveFetch(config); // read at call time: mocks installed after creation apply
   const { policy, clock } = config;
-  const plan = await planBody(input, init, policy.limit > 0);
-  if (callerSignal?.aborted) throw abortReason(callerSignal);
+  let secrets: string[] | undefined; // computed only when an error needs scrubbing
+  const state: CallState = {
+    attempts: 0,
+    label: describeRequest(methodOf(input, init), urlOf(input)),
+    secrets: () => (secrets ??= secretsOf(urlOf(input), [...headerValues(init?.headers), ...headerValues(isRequest(input) ? input.headers : undefined)])),
+  };
+  // The total timeout aborts whatever the call is doing: reading a Request's body, queueing, an
+  // attempt, a retry wait. Armed first, so nothing before the first attempt escapes it.
+  const total = new AbortController();
+  const totalTimer = startTimer(clock, config.totalTimeout, () => {
+    total.abort(new TimeoutError(state.label, "total", config.totalTimeout, state.attempts));
+  });
+  const callSignal = anySignal([callerSignal, config.totalTimeout === Infinity ? undefined : total.signal]);
+  try {
+    return await runAttempts(config, input, init, fetchImpl, callSignal, state);
+  } catch (error) {
+    // The caller's own abort reason is theirs, unchanged; anything else may quote the URL or a
+    // header (fetch's TypeErrors, a custom fetch's message, a cause chain): scrub it in place.
+    if (callerSignal?.aborted && error === abortReason(callerSignal)) throw error;
+    throw scrubError(error, state.secrets());
+  } finally {
+    totalTimer.cancel();
+  }
+}
+
+/** The method a call is made with, before validation (for error messages only). */
+function methodOf(input: FetchInput, init: RequestInit | undefined): string {
+  const method = init?.method ?? (isRequest(input) ? input.method : "GET");
+  return typeof method === "string" ? method.toUpperCase() : "GET";
+}
+
+/** The URL a call is made to, before validation (for error messages only; redacted by describeRequest). */
+function urlOf(input: FetchInput): string {
+  if (isRequest(input)) return input.url;
+  return input instanceof URL ? input.href : String(input);
+}
+
+/** What the total timeout's error reports (the request, the attempts sent so far), and the call's secrets. */
+interface CallState {
+  attempts: number;
+  label: string;
+  readonly secrets: () => string[];
+}
+
+async function runAttempts(
+  config: ResolvedOptions,
+  input: FetchInput,
+  init: RequestInit | undefined,
+  fetchImpl: FetchLike,
+  callSignal: AbortSignal | undefined,
+  state: CallState,
+): Promise<Response> {
+  const { policy, clock } = config;
+  const plan = await planBody(input, init, policy.limit > 0, callSignal);
+  if (callSignal?.aborted) throw abortReason(callSignal);
   let call: ReturnType<typeof prepareCall>;
   try {
     call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods);
   } catch (error) {
     // fetch's TypeError for an invalid request may quote the URL: keep the type, drop credentials.
-    if (error instanceof TypeError) throw new TypeError(redactMessage(error.message));
+    if (error instanceof TypeError) throw new TypeError(scrubText(error.message, state.secrets()));
     throw error;
   }
   const { request } = call;
   const label = describeRequest(request.method, request.url);
+  state.label = label;
   const idempotent = policy.methods.has(request.method) || call.hasIdempotencyKey;
   const replayable = plan.kind !== "streamed";
   const permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
@@ -119,14 +166,8 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
     throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
   }
   const started = clock.now();
-  let attempts = 0;
-
-  // The total timeout aborts whatever the call is doing: queueing, an attempt, a retry wait.
-  const total = new AbortController();
-  const totalTimer = startTimer(clock, config.totalTimeout, () => {
-    total.abort(new TimeoutError(label, "total", config.totalTimeout, attempts));
-  });
-  const callSignal = anySignal([callerSignal, config.totalTimeout === Infinity ? undefined : total.signal]);
+  // The response being retried, until its retry is sent (then discarded) or refused (then returned).
+  let held: HeldResponse | undefined;
   const scheduleOptions = { permits, signal: callSignal, ...(config.maxWait !== undefined && { maxWait: config.maxWait }) };
   config.budget?.deposit();
 
@@ -136,49 +177,69 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
       const limiter: Limiter = config.keyed === undefined ? config.limiter! : config.keyed.get(key!);
       let sent = false;
       let timedOut: TimeoutError | undefined;
+      let inFlight = 0; // the other requests on this limiter in flight when the response came
       let result: AttemptResult;
       try {
         const response = await limiter.schedule(async () => {
           sent = true;
-          attempts++;
+          const attempts = ++state.attempts;
+          held?.discard();
+          held = undefined;
           const attempt = new AbortController();
           const timer = startTimer(clock, config.timeout, () => {
             timedOut = new TimeoutError(label, "attempt", config.timeout, attempts);
             attempt.abort(timedOut);
           });
+          const flight = startFlight(limiter);
           try {
             const signal = anySignal([callSignal, config.timeout === Infinity ? undefined : attempt.signal]);
-            return await fetchImpl(input, attemptInit(init, plan, call.headers, signal));
+            const response = await fetchImpl(input, attemptInit(init, plan, call.headers, signal));
+            inFlight = flight.others();
+            return response;
           } finally {
+            flight.end();
             timer.cancel();
           }
         }, scheduleOptions);
         result = { response };
       } catch (error) {
-        // Not sent: the limiter refused or the wait was aborted; nothing was taken.
-        if (!sent) throw error;
+        // Not sent: the limiter refused or the wait was aborted; nothing was taken. A refused retry
+        // gives the caller the response it already had (the README's promise), not the refusal.
+        if (!sent) {
+          if (held !== undefined && !callSignal?.aborted) {
+            const last = held.response;
+            held = undefined;
+            return last;
+          }
+          throw error;
+        }
         // The caller's abort (or the total timeout) wins over whatever the attempt failed with.
         if (callSignal?.aborted) throw abortReason(callSignal);
         // An attempt cut off by our timeout fails with the TimeoutError, whatever fetch made of the abort.
-        result = timedOut !== undefined ? { error: timedOut, timedOut: true } : { error, timedOut: false };
+        result = timedOut !== undefined ? { error: timedOut, timedOut: true } : { error: scrubError(error, state.secrets()), timedOut: false };
       }
 
       if (result.response !== undefined && !isResponse(result.response)) {
         throw new TypeError(`\`fetch\` must resolve with a Response, got ${typeof result.response}`);
       }
       const decided = await afterAttempt(config, {
-        request, result, attempt: attempts, key, limiter, idempotent, replayable, started,
+        request, result, attempt: state.attempts, key, limiter, idempotent, replayable, started, inFlight,
       });
       if (decided.retry === false) {
         if (result.response !== undefined) return result.response;
         throw result.error;
       }
-      // Wait out the part of the delay the limiter's pause does not already cover.
+      // Wait out the part of the delay the limiter's pause does not already cover, draining the
+      // retried body meanwhile (see held-response.ts).
       const sleepMs = decided.paused > 0 && decided.delay <= decided.paused ? 0 : decided.delay;
-      await sleep(clock, sleepMs, callSignal);
+      const holding = result.response === undefined ? undefined : holdForRetry(result.response, clock, callSignal);
+      const waited = sleep(clock, sleepMs, callSignal);
+      waited.catch(() => {}); // awaited below, once the body is held (so an abort still discards it)
+      if (holding !== undefined) held = await holding;
+      await waited;
     }
   } finally {
-    totalTimer.cancel();
+    held?.discard();
   }
 }
 
@@ -191,6 +252,7 @@ interface AttemptContext {
   readonly idempotent: boolean;
   readonly replayable: boolean;
   readonly started: number;
+  readonly inFlight: number;
 }
 
 /**
@@ -211,6 +273,7 @@ async function afterAttempt(
         now: config.wallClock(),
         lenient: config.lenientRetryAfter,
         rateLimitHeaders: config.rateLimitHeaders,
+        inFlight: ctx.inFlight,
       });
       const pause = pauseFor(signals, attempt, config.policy);
       if (pause !== undefined) {
@@ -254,7 +317,6 @@ async function afterAttempt(
       });
     }
     if (!decision.retry) return { retry: false };
-    if (response !== undefined) cancelBody(response);
     config.onRetry?.({
       request,
       ...(response !== undefined ? { response } : { error: result.error }),

@@ -41,7 +41,7 @@ describe('parseRetryAfter()', () => {
     ['a word', 'soon', undefined],
     ['an absent header (null)', null, undefined],
     ['an absent header (undefined)', undefined, undefined],
-    ['two values joined by a proxy', '120, 30', undefined],
+    ['two values joined by a proxy: the longer (see repeated-headers.test.ts)', '120, 30', 120_000],
     ['a parameter-like suffix', '120;q=1', undefined],
     ['a unit suffix', '120s', undefined],
     ['Unicode digits', '١٢٠', undefined],
@@ -255,7 +255,7 @@ describe('parseRateLimit()', () => {
       ['legacy remaining that is a decimal', { 'RateLimit-Remaining': '1.5', 'RateLimit-Reset': '1' }, undefined],
       ['vendor remaining that is negative', { 'X-RateLimit-Remaining': '-1' }, undefined],
       ['vendor remaining that is a decimal', { 'X-RateLimit-Remaining': '4.0' }, undefined],
-      ['vendor remaining repeated by a proxy', { 'X-RateLimit-Remaining': '5, 5' }, undefined],
+      ['vendor remaining repeated by a proxy, one member malformed', { 'X-RateLimit-Remaining': '5, 5x' }, undefined],
       ['vendor remaining with garbage', { 'X-RateLimit-Remaining': '5 requests' }, undefined],
       ['no rate-limit headers at all', { 'Content-Type': 'application/json' }, undefined],
     ])('%s', (_name, headers, expected) => {

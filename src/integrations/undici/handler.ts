@@ -26,6 +26,7 @@ export class AttemptHandler implements DispatchHandler {
   readonly #controller: QueuedController;
   readonly #observe: (statusCode: number, headers: unknown) => void;
   #release: (() => void) | undefined;
+  readonly #scrub: (error: unknown) => unknown;
   #failed = false;
 
   constructor(
@@ -33,11 +34,13 @@ export class AttemptHandler implements DispatchHandler {
     controller: QueuedController,
     observe: (statusCode: number, headers: unknown) => void,
     release: () => void,
+    scrub: (error: unknown) => unknown = (error) => error,
   ) {
     this.#caller = caller;
     this.#controller = controller;
     this.#observe = observe;
     this.#release = release;
+    this.#scrub = scrub;
   }
 
   /** True once an error was forwarded (so a dispatcher that also throws it is not reported twice). */
@@ -85,7 +88,8 @@ export class AttemptHandler implements DispatchHandler {
   onResponseError(_controller: DispatchController | null, error: unknown): void {
     this.#done();
     this.#failed = true;
-    this.#caller.onResponseError?.(this.#controller, error);
+    // The next dispatcher's error may quote the URL or a header: the caller gets it scrubbed.
+    this.#caller.onResponseError?.(this.#controller, this.#scrub(error));
   }
 
   onResponseStarted(): void {

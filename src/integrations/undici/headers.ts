@@ -50,3 +50,4 @@ export function headersView(headers: unknown): HeadersLike {
   }
   return { get: (name) => map.get(name.toLowerCase()) ?? null };
 }
+

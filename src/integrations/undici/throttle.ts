@@ -25,11 +25,13 @@
  *
  * @module
  */
+import { startFlight } from "../../http/in-flight.ts";
 import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { QueuedController } from "./controller.ts";
 import { AttemptHandler } from "./handler.ts";
 import { headersView } from "./headers.ts";
+import { headerValues, scrubError, secretsOf } from "../../http/redact.ts";
 import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
 import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
 
@@ -91,11 +93,18 @@ function enqueue(
   const queue = new AbortController();
   const controller = new QueuedController((reason) => queue.abort(reason));
   let sent = false;
+  // Errors reach the caller without the request's query, fragment or header values (computed on the first error).
+  let secrets: string[] | undefined;
+  const scrub = (error: unknown): unknown => {
+    if (controller.aborted && error === controller.reason) return error; // the caller's own reason
+    secrets ??= secretsOf(`${String(request.origin ?? "")}${String(request.path)}`, headerValues(request.headers));
+    return scrubError(error, secrets);
+  };
   // The request ends before it was sent: report it to the caller once, never synchronously.
   const refuse = (error: unknown) => {
     controller.refuse(error);
     try {
-      handler.onResponseError!(controller, error);
+      handler.onResponseError!(controller, scrub(error));
     } catch {
       // The caller's handler failed to take its error: undici would emit it on the client; we have
       // no client to emit on, and rethrowing would only make an unhandled rejection.
@@ -121,13 +130,14 @@ function enqueue(
     return;
   }
 
-  const observe = (statusCode: number, headers: unknown, attempt: number) => {
+  const observe = (statusCode: number, headers: unknown, attempt: number, inFlight: number) => {
     if (!config.respectServer) return;
     const view = headersView(headers);
     const signals = readServerSignals({ status: statusCode, headers: view }, {
       now: config.wallClock(),
       lenient: config.lenientRetryAfter,
       rateLimitHeaders: config.rateLimitHeaders,
+      inFlight,
     });
     const pause = pauseFor(signals, attempt, config.policy);
     if (pause === undefined) return;
@@ -148,7 +158,13 @@ function enqueue(
       }
       const attempt = (attempts.get(handler) ?? 0) + 1;
       attempts.set(handler, attempt);
-      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt), release);
+      // Counted until the response headers (or an error) come: see http/in-flight.ts.
+      const flight = startFlight(limiter);
+      const done = () => {
+        flight.end();
+        release();
+      };
+      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt, flight.others()), done, scrub);
       try {
         dispatch(request, attemptHandler);
       } catch (error) {

@@ -1,0 +1,159 @@
+/**
+ * No secret — a URL's user info, query or fragment, a header value — appears in any error the
+ * throttled fetch or the undici interceptor throws or passes on: not in `message`, `stack`,
+ * `String(error)`, an own string field, nor anywhere down the `cause` chain. The errors stay useful:
+ * origin and path are kept.
+ */
+import fc from "fast-check";
+import { expect, test } from "vitest";
+import { SmoothLimiter } from "../../src/limiters/smooth.ts";
+import { createThrottledFetch } from "../../src/http/throttled-fetch.ts";
+import { throttle } from "../../src/undici.ts";
+import { RecordingHandler } from "../undici/support/fake-dispatch.ts";
+
+const ORIGIN = "https://api.example.com";
+const PATH = "/v1/items";
+
+/** Where the secret sits in the URL. */
+const URL_SHAPES: Record<string, (s: string) => string> = {
+  password: (s) => `https://user:${s}@api.example.com/v1/items`,
+  username: (s) => `https://${s}@api.example.com/v1/items`,
+  "no-slash userinfo": (s) => `https:${s}@api.example.com/v1/items`,
+  query: (s) => `${ORIGIN}${PATH}?api_key=${s}`,
+  "bare query": (s) => `${ORIGIN}${PATH}?${s}`,
+  "query and fragment": (s) => `${ORIGIN}${PATH}?page=2&token=${s}#top`,
+  fragment: (s) => `${ORIGIN}${PATH}#access_token=${s}`,
+  "invalid host": (s) => `https://api example.com/v1/items?key=${s}`,
+  "invalid port": (s) => `https://api.example.com:99999/v1/items?key=${s}`,
+  "userinfo, invalid port": (s) => `https://u:${s}@api.example.com:99x/v1/items`,
+  relative: (s) => `//api.example.com/v1/items?key=${s}`,
+  "space in query": (s) => `${ORIGIN}${PATH}?q=a b&key=${s}`,
+  "password with a slash": (s) => `https://user:ab/${s}@api.example.com/v1/items`,
+  "password with a question mark": (s) => `https://user:ab?${s}@api.example.com/v1/items`,
+  "password with a hash": (s) => `https://user:${s}#x@api.example.com/v1/items`,
+  "email in the query": (s) => `${ORIGIN}${PATH}?email=a@b.example&key=${s}`,
+};
+
+/** Strings of an error and its cause chain that a log could show. */
+function exposed(error: unknown, seen = new Set<unknown>()): string[] {
+  if (seen.has(error)) return [];
+  seen.add(error);
+  if (typeof error !== "object" || error === null) return [String(error)];
+  const e = error as Record<string, unknown>;
+  const out = [String(error), String(e.message), String(e.stack)];
+  for (const key of Object.keys(e)) if (typeof e[key] === "string") out.push(e[key] as string);
+  if (e.cause !== undefined) out.push(...exposed(e.cause, seen));
+  if (Array.isArray(e.errors)) for (const inner of e.errors) out.push(...exposed(inner, seen));
+  return out;
+}
+
+function expectNoSecret(error: unknown, secret: string): void {
+  for (const text of exposed(error)) expect(text).not.toContain(secret);
+}
+
+// Tokens as APIs issue them: alphanumerics, base64 and base64url characters, some percent-encoded.
+const secretArb = fc.stringMatching(/^[A-Za-z0-9_+=-]{8,24}$/).map((s) => `Sx${s}`);
+const shapeArb = fc.constantFrom(...Object.keys(URL_SHAPES));
+/** Characters that make a header value invalid (fetch's Headers rejects them). */
+const badArb = fc.constantFrom("\n", "\r\n", "\0", "\r", "\n x");
+
+test("property: a secret in the URL never appears in the error, however it surfaces", async () => {
+  const hits = { construction: 0, fetchThrew: 0, fetchThrewWithOrigin: 0 };
+  await fc.assert(
+    fc.asyncProperty(secretArb, shapeArb, fc.boolean(), async (secret, shape, asRequest) => {
+      const url = URL_SHAPES[shape]!(secret);
+      const fetch = async (input: RequestInfo | URL): Promise<Response> => {
+        const target = input instanceof Request ? input.url : String(input);
+        // A custom fetch that quotes the URL, raw and encoded, in its message and its cause.
+        throw new TypeError(`request to ${target} failed (${encodeURIComponent(target)})`, {
+          cause: Object.assign(new Error(`connect ECONNREFUSED ${target}`), { input: target, code: "ECONNREFUSED" }),
+        });
+      };
+      const api = createThrottledFetch({ limiter: new SmoothLimiter({ limit: 1000 }), fetch, retry: { limit: 0 } });
+      let input: string | Request = url;
+      if (asRequest) {
+        try {
+          input = new Request(url);
+        } catch {
+          // The URL cannot make a Request: pass it as a string.
+        }
+      }
+      const error = await api(input).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(Error);
+      expectNoSecret(error, secret);
+      const cause = (error as Error).cause as Record<string, unknown> | undefined;
+      if (cause?.code === "ECONNREFUSED") {
+        hits.fetchThrew++;
+        // Still useful: the origin and path are kept, and the cause's fields too.
+        if (!shape.includes("userinfo") && !shape.startsWith("password") && shape !== "username") {
+          expect((error as Error).message).toContain(`${ORIGIN}${PATH}`);
+          hits.fetchThrewWithOrigin++;
+        }
+      } else {
+        hits.construction++;
+        expect(error).toBeInstanceOf(TypeError);
+      }
+    }),
+    { numRuns: 300 },
+  );
+  expect(hits.construction).toBeGreaterThan(50);
+  expect(hits.fetchThrew).toBeGreaterThan(50);
+  expect(hits.fetchThrewWithOrigin).toBeGreaterThan(30);
+});
+
+test("property: an invalid header value carrying a secret never appears in the error", async () => {
+  let rejected = 0;
+  await fc.assert(
+    fc.asyncProperty(secretArb, badArb, fc.constantFrom("record", "array", "Headers-then-init", "Request"), async (secret, bad, form) => {
+      const value = `Bearer ${secret}${bad}z`;
+      const fetch = async (): Promise<Response> => new Response("ok");
+      const api = createThrottledFetch({ limiter: new SmoothLimiter({ limit: 1000 }), fetch, retry: { limit: 0 } });
+      const error = await (async () => {
+        switch (form) {
+          case "record":
+            return api(`${ORIGIN}${PATH}`, { headers: { authorization: value } });
+          case "array":
+            return api(`${ORIGIN}${PATH}`, { headers: [["x-api-key", value]] });
+          case "Headers-then-init":
+            return api(`${ORIGIN}${PATH}`, { headers: { "x-a": "1", authorization: value } });
+          default:
+            return api(new Request(`${ORIGIN}${PATH}`), { headers: { authorization: value } });
+        }
+      })().then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      rejected++;
+      expectNoSecret(error, secret);
+    }),
+    { numRuns: 100 },
+  );
+  expect(rejected).toBe(100);
+});
+
+test("property: the undici interceptor passes on a dispatcher's error without the request's secrets", async () => {
+  let failed = 0;
+  await fc.assert(
+    fc.asyncProperty(secretArb, fc.constantFrom("query", "fragment", "header"), fc.boolean(), async (secret, where, sync) => {
+      const path = where === "query" ? `${PATH}?key=${secret}` : where === "fragment" ? `${PATH}#${secret}` : PATH;
+      const headers = where === "header" ? { authorization: `Bearer ${secret}` } : {};
+      const dispatch = throttle({ limiter: new SmoothLimiter({ limit: 1000 }) })(
+        (opts: { origin: string; path: string; headers: Record<string, string> }, h: { onResponseError(c: null, e: unknown): void }) => {
+          const error = new Error(`${opts.origin}${opts.path} failed: ${JSON.stringify(opts.headers)}`, {
+            cause: new TypeError(`bad request ${opts.origin}${opts.path}`),
+          });
+          if (sync) throw error;
+          h.onResponseError(null, error);
+          return true;
+        },
+      );
+      const handler = new RecordingHandler();
+      dispatch({ origin: ORIGIN, path, method: "GET", headers } as never, handler as never);
+      for (let i = 0; i < 5 && handler.error === undefined; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(handler.error).toBeInstanceOf(Error);
+      failed++;
+      expectNoSecret(handler.error, secret);
+      expect((handler.error as Error).message).toContain(`${ORIGIN}${PATH}`);
+    }),
+    { numRuns: 100 },
+  );
+  expect(failed).toBe(100);
+});
