@@ -28,7 +28,7 @@ export interface FixedWindowOptions extends HeaderOptions {
   seed?: number;
   /** Count refused requests against the window too. @default false */
   countRejected?: boolean;
-  /** Steps of the limit over time; a change applies to the windows that start after it… and the current one's remaining. */
+  /** Steps of the limit over time; a change takes effect at once, against what the current window has counted. */
   changes?: readonly LimitChange[];
 }
 

@@ -55,15 +55,31 @@ export class SlidingLogServer implements ServerModel {
     this.#changes = checkChanges(o.changes);
   }
 
-  decide(now: number, cost = 1): Decision {
-    checkCall(now, cost, this.#last);
-    this.#last = now;
+  /** Drops entries that have left the window ending at `now`. */
+  #trim(now: number): void {
     let drop = 0;
     while (drop < this.#times.length && this.#times[drop]! <= now - this.#interval) this.#total -= this.#costs[drop++]!;
     if (drop > 0) {
       this.#times.splice(0, drop);
       this.#costs.splice(0, drop);
     }
+    this.#last = now;
+  }
+
+  /** Ms until `cost` fits: when enough of the oldest entries have left the window. */
+  #wait(now: number, cost: number, limit: number): number {
+    if (cost > limit) return Infinity;
+    let freed = 0;
+    for (let i = 0; this.#total - freed + cost > limit; i++) {
+      freed += this.#costs[i]!;
+      if (this.#total - freed + cost <= limit) return this.#times[i]! + this.#interval - now;
+    }
+    return 0;
+  }
+
+  decide(now: number, cost = 1): Decision {
+    checkCall(now, cost, this.#last);
+    this.#trim(now);
     const limit = limitAt(this.#limit, this.#changes, now);
     const allowed = this.#total + cost <= limit;
     if (allowed) {
@@ -71,25 +87,20 @@ export class SlidingLogServer implements ServerModel {
       this.#costs.push(cost);
       this.#total += cost;
     }
-    // Refused: wait until enough of the oldest entries have left for `cost` to fit.
-    let retryAfterMs = cost > limit ? Infinity : 0;
-    if (!allowed && cost <= limit) {
-      let freed = 0;
-      for (let i = 0; i < this.#times.length; i++) {
-        freed += this.#costs[i]!;
-        if (this.#total - freed + cost <= limit) {
-          retryAfterMs = this.#times[i]! + this.#interval - now;
-          break;
-        }
-      }
-    }
     return decision(this.#h, now, {
       allowed,
-      retryAfterMs,
+      retryAfterMs: allowed ? 0 : this.#wait(now, cost, limit),
       limit,
       remaining: limit - this.#total,
       resetMs: this.#times.length === 0 ? 0 : this.#times[0]! + this.#interval - now,
       windowMs: this.#interval,
     });
+  }
+
+  /** Ms from `now` until a request of `cost` would pass (0: now), deciding nothing. */
+  waitFor(now: number, cost = 1): number {
+    checkCall(now, cost, this.#last);
+    this.#trim(now);
+    return this.#wait(now, cost, limitAt(this.#limit, this.#changes, now));
   }
 }

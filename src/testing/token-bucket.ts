@@ -106,6 +106,18 @@ export class TokenBucketServer implements MeteredModel {
     this.#level = Math.min(this.#level - amount * this.#interval, this.#capacity(limit));
   }
 
+  /**
+   * Ms from `now` until `cost` tokens are there (0: now; `Infinity`: more than the bucket holds),
+   * deciding nothing — so a server with several buckets can check them all before charging any.
+   */
+  waitFor(now: number, cost = 1): number {
+    checkCall(now, cost, this.#last);
+    const limit = this.#advance(now);
+    const need = cost * this.#interval;
+    if (need > this.#capacity(limit)) return Infinity;
+    return Math.max(0, (need - this.#level) / limit);
+  }
+
   /** Whole tokens available at `now` (negative while in debt), without deciding anything. */
   available(now: number): number {
     checkCall(now, 1, this.#last);
