@@ -40,5 +40,6 @@ test("README: the batch job at the documented RPM sees zero 429s from the simula
 
 test("README: with max_tokens 1000 the same job overruns the TPM limit, and the test shows it", async () => {
   const { server } = await nightly(1000);
-  expect(server.stats.byStatus[429]).toBeGreaterThan(100);
+  console.info(`max_tokens 1000: ${server.stats.byStatus[429]} 429s`);
+  expect(server.stats.byStatus[429]).toBeGreaterThan(200);
 });
