@@ -9,7 +9,7 @@ import { FixedWindowServer, ManualClock, serveModel } from "../../src/testing.ts
 import { simulatedHandler } from "../support/msw-simulated.ts";
 
 const msw = setupServer();
-beforeAll(() => msw.listen({ onUnhandledRequest: "error" }));
+beforeAll(() => msw.listen({ onUnhandledFrame: "error" }));
 afterAll(() => msw.close());
 
 test("through msw: 40 requests at the documented limit of a fixed window with a random phase, zero 429s", async () => {
