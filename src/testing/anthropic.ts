@@ -25,7 +25,14 @@ import {
   contentText, DEFAULT_EPOCH_MS, estimateTokens, httpDate, intField, json, perMinute, readJson, rfc3339, tokenCount,
 } from "./vendor-format.ts";
 
-/** Per-minute limits. */
+/**
+ * Per-minute limits.
+ *
+ * @example
+ * ```ts
+ * new AnthropicSimulator({ limits: { rpm: 50, inputTpm: 30_000, outputTpm: 8_000 } });
+ * ```
+ */
 export interface AnthropicLimits {
   readonly rpm: number;
   /** Input tokens per minute. */
@@ -34,7 +41,14 @@ export interface AnthropicLimits {
   readonly outputTpm: number;
 }
 
-/** Options of {@link AnthropicSimulator}. */
+/**
+ * Options of {@link AnthropicSimulator}.
+ *
+ * @example
+ * ```ts
+ * new AnthropicSimulator({ outputCharge: "actual", outputTokens: ({ maxTokens }) => maxTokens });
+ * ```
+ */
 export interface AnthropicSimulatorOptions {
   /**
    * The organization's limits (one set, shared by every model here). The default is Anthropic's

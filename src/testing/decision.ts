@@ -6,7 +6,14 @@
  */
 import { describeValue } from "../validate.ts";
 
-/** Header families a model can send. An empty list sends none at all. */
+/**
+ * Header families a model can send. An empty list sends none at all.
+ *
+ * @example
+ * ```ts
+ * new TokenBucketServer({ limit: 10, headers: ["ietf", "retry-after"] });
+ * ```
+ */
 export type HeaderStyle =
   /** `RateLimit-Policy: "default";q=10;w=1` and `RateLimit: "default";r=3;t=1` (draft-ietf-httpapi-ratelimit-headers-10). */
   | "ietf"
@@ -15,7 +22,14 @@ export type HeaderStyle =
   /** `Retry-After: <seconds>` on refusals (RFC 9110 delay-seconds, rounded up so it is never early). */
   | "retry-after";
 
-/** Options every model shares: which headers to send and what a refusal looks like. */
+/**
+ * Options every model shares: which headers to send and what a refusal looks like.
+ *
+ * @example
+ * ```ts
+ * new SlidingLogServer({ limit: 10, headers: ["x-ratelimit"], epochMs: Date.UTC(2026, 0, 1), status: 503 });
+ * ```
+ */
 export interface HeaderOptions {
   /** Header families to send; `[]` for none. @default ["retry-after"] */
   headers?: readonly HeaderStyle[];
@@ -75,7 +89,16 @@ export interface ServerModel {
   decide(now: number, cost?: number): Decision;
 }
 
-/** A model whose requests can be charged after the fact (tokens metered when the response completes). */
+/**
+ * A model whose requests can be charged after the fact (tokens metered when the response completes).
+ *
+ * @example
+ * ```ts
+ * const tokens: MeteredModel = new TokenBucketServer({ limit: 1000, interval: 60_000 });
+ * tokens.decide(0, 500);     // reserve an estimate
+ * tokens.charge(2000, -380); // settle: only 120 were used
+ * ```
+ */
 export interface MeteredModel extends ServerModel {
   /** Charges `amount` more units at `now` (negative refunds); the model may go into debt. */
   charge(now: number, amount: number): void;
@@ -123,7 +146,7 @@ export function resolveHeaders(o: HeaderOptions): ResolvedHeaders {
   return { styles: new Set(list), policy, epochMs: o.epochMs, status };
 }
 
-/** Whole seconds, rounded up: a client that obeys a header is never early. */
+/** Whole seconds, rounded up: a client that obeys a header is never early. @internal */
 export const ceilSeconds = (ms: number): number => Math.max(0, Math.ceil(ms / 1000 - 1e-9));
 
 /** Builds the decision and its headers. @internal */
@@ -158,7 +181,14 @@ export function decision(h: ResolvedHeaders, now: number, q: QuotaState): Decisi
   };
 }
 
-/** A limit that steps up or down at a given time. */
+/**
+ * A limit that steps up or down at a given time.
+ *
+ * @example
+ * ```ts
+ * new TokenBucketServer({ limit: 100, changes: [{ at: 60_000, limit: 50 }, { at: 120_000, limit: 200 }] });
+ * ```
+ */
 export interface LimitChange {
   /** From this time (ms, same origin as `now`) on… */
   readonly at: number;

@@ -16,7 +16,14 @@ import {
   type Decision, type HeaderOptions, type LimitChange, type MeteredModel, type ResolvedHeaders,
 } from "./decision.ts";
 
-/** Options of a {@link FixedWindowServer}. */
+/**
+ * Options of a {@link FixedWindowServer}.
+ *
+ * @example
+ * ```ts
+ * new FixedWindowServer({ limit: 100, interval: 60_000, phase: "random", seed: 3, countRejected: true });
+ * ```
+ */
 export interface FixedWindowOptions extends HeaderOptions {
   /** Units admitted per window. */
   limit: number;

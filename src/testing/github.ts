@@ -24,16 +24,37 @@ import { SlidingLogServer } from "./sliding-log.ts";
 import { ceilSeconds } from "./decision.ts";
 import { DEFAULT_EPOCH_MS, httpDate, json } from "./vendor-format.ts";
 
-/** A GitHub rate-limit resource. */
+/**
+ * A GitHub rate-limit resource.
+ *
+ * @example
+ * ```ts
+ * GitHubSimulator.resourceOf("/search/issues"); // "search"
+ * ```
+ */
 export type GitHubResource = "core" | "search" | "graphql";
 
-/** A resource's primary quota: `limit` per `interval` ms. */
+/**
+ * A resource's primary quota: `limit` per `interval` ms.
+ *
+ * @example
+ * ```ts
+ * new GitHubSimulator({ resources: { core: { limit: 60, interval: 3_600_000 } } }); // unauthenticated
+ * ```
+ */
 export interface GitHubQuota {
   readonly limit: number;
   readonly interval: number;
 }
 
-/** Options of {@link GitHubSimulator}. */
+/**
+ * Options of {@link GitHubSimulator}.
+ *
+ * @example
+ * ```ts
+ * new GitHubSimulator({ primaryStatus: 429, contentCreation: { perMinute: 10, perHour: 100 } });
+ * ```
+ */
 export interface GitHubSimulatorOptions {
   /** Primary quotas. @default { core: 5000/h, search: 30/min, graphql: 5000/h } */
   resources?: Partial<Record<GitHubResource, GitHubQuota>>;

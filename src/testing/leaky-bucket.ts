@@ -18,7 +18,14 @@
 import { nonNegativeInteger, optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
 import { checkCall, decision, resolveHeaders, type Decision, type HeaderOptions, type ResolvedHeaders, type ServerModel } from "./decision.ts";
 
-/** Options of a {@link LeakyBucketServer}, named as in nginx. */
+/**
+ * Options of a {@link LeakyBucketServer}, named as in nginx.
+ *
+ * @example
+ * ```ts
+ * new LeakyBucketServer({ rate: 10, interval: 60_000, burst: 5, nodelay: true }); // rate=10r/m burst=5 nodelay
+ * ```
+ */
 export interface LeakyBucketOptions extends HeaderOptions {
   /** `rate=`: requests per `interval`. */
   rate: number;

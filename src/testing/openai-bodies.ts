@@ -6,7 +6,14 @@
  * @module
  */
 
-/** Token counts as OpenAI reports them in `usage`. */
+/**
+ * Token counts as OpenAI reports them in `usage`.
+ *
+ * @example
+ * ```ts
+ * const { usage } = (await response.json()) as { usage: OpenAIUsage };
+ * ```
+ */
 export interface OpenAIUsage {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;

@@ -29,7 +29,14 @@ import {
   contentText, DEFAULT_EPOCH_MS, estimateTokens, goDuration, httpDate, intField, json, perMinute, readJson, tokenCount,
 } from "./vendor-format.ts";
 
-/** A model's limits, per minute. */
+/**
+ * A model's limits, per minute.
+ *
+ * @example
+ * ```ts
+ * new OpenAISimulator({ models: { "gpt-4o": { rpm: 500, tpm: 30_000 } } });
+ * ```
+ */
 export interface OpenAILimits {
   /** Requests per minute. */
   readonly rpm: number;
@@ -37,7 +44,14 @@ export interface OpenAILimits {
   readonly tpm: number;
 }
 
-/** What decides the length of a simulated completion. */
+/**
+ * What decides the length of a simulated completion.
+ *
+ * @example
+ * ```ts
+ * new OpenAISimulator({ completionTokens: ({ maxTokens }) => maxTokens ?? 100 }); // always the maximum
+ * ```
+ */
 export interface CompletionContext {
   /** `max_completion_tokens` or `max_tokens` of the request, if set. */
   readonly maxTokens: number | undefined;
@@ -46,7 +60,14 @@ export interface CompletionContext {
   readonly random: () => number;
 }
 
-/** Options of {@link OpenAISimulator}. */
+/**
+ * Options of {@link OpenAISimulator}.
+ *
+ * @example
+ * ```ts
+ * new OpenAISimulator({ defaultLimits: { rpm: 3, tpm: 40_000 }, refundUnused: true, seed: 7 });
+ * ```
+ */
 export interface OpenAISimulatorOptions {
   /** Limits per model name; other models get `defaultLimits`. */
   models?: Readonly<Record<string, OpenAILimits>>;

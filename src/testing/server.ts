@@ -7,7 +7,14 @@
 import { optionsObject, requireFunction } from "../validate.ts";
 import type { Decision, ServerModel } from "./decision.ts";
 
-/** What the adapter tells a server about the moment a request arrives. */
+/**
+ * What the adapter tells a server about the moment a request arrives.
+ *
+ * @example
+ * ```ts
+ * const busy: SimulatedServer = { handle: (_request, { inFlight }) => ({ status: inFlight > 10 ? 503 : 200 }) };
+ * ```
+ */
 export interface ServerContext {
   /** The arrival time, ms on the adapter's clock. */
   readonly now: number;
@@ -15,7 +22,14 @@ export interface ServerContext {
   readonly inFlight: number;
 }
 
-/** A simulated server's answer. */
+/**
+ * A simulated server's answer.
+ *
+ * @example
+ * ```ts
+ * const reply: SimulatedReply = { status: 429, headers: { "retry-after": "2" }, body: "slow down" };
+ * ```
+ */
 export interface SimulatedReply {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
@@ -41,7 +55,14 @@ export interface SimulatedServer {
   handle(request: Request, context: ServerContext): SimulatedReply | Promise<SimulatedReply>;
 }
 
-/** Options of {@link serveModel}. */
+/**
+ * Options of {@link serveModel}.
+ *
+ * @example
+ * ```ts
+ * serveModel(new TokenBucketServer({ limit: 1000 }), { cost: (request) => Number(request.headers.get("x-cost") ?? 1) });
+ * ```
+ */
 export interface ServeModelOptions {
   /** The cost of a request in the model's units. @default 1 */
   cost?: (request: Request) => number;

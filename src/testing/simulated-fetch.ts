@@ -15,7 +15,14 @@ import { SeededRandom } from "./random.ts";
 import type { SimulatedServer } from "./server.ts";
 import { ServerStats } from "./stats.ts";
 
-/** Options of {@link createSimulatedFetch}. */
+/**
+ * Options of {@link createSimulatedFetch}.
+ *
+ * @example
+ * ```ts
+ * createSimulatedFetch({ server, clock, latency: { min: 20, max: 200 }, seed: 42 });
+ * ```
+ */
 export interface SimulatedFetchOptions {
   /** The server that answers. */
   server: SimulatedServer;
@@ -27,7 +34,16 @@ export interface SimulatedFetchOptions {
   seed?: number;
 }
 
-/** A simulated `fetch`, with the server's counters. */
+/**
+ * A simulated `fetch`, with the server's counters.
+ *
+ * @example
+ * ```ts
+ * const fetch = createSimulatedFetch({ server, clock });
+ * await fetch("https://api.example.com/");
+ * fetch.stats.requests; // 1
+ * ```
+ */
 export interface SimulatedFetch {
   (input: string | URL | Request, init?: RequestInit): Promise<Response>;
   /** What the server saw. */

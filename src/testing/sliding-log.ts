@@ -14,7 +14,14 @@ import {
   type Decision, type HeaderOptions, type LimitChange, type ResolvedHeaders, type ServerModel,
 } from "./decision.ts";
 
-/** Options of a {@link SlidingLogServer}. */
+/**
+ * Options of a {@link SlidingLogServer}.
+ *
+ * @example
+ * ```ts
+ * new SlidingLogServer({ limit: 100, interval: 60_000, headers: ["ietf"] });
+ * ```
+ */
 export interface SlidingLogOptions extends HeaderOptions {
   /** Units admitted in any rolling `interval`. */
   limit: number;

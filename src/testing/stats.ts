@@ -5,7 +5,14 @@
  * @module
  */
 
-/** One request as the server saw it. */
+/**
+ * One request as the server saw it.
+ *
+ * @example
+ * ```ts
+ * fetch.stats.arrivals.filter((a) => a.status === 429).map((a) => a.at); // when the 429s came
+ * ```
+ */
 export interface Arrival {
   /** Arrival time, ms. */
   readonly at: number;
@@ -15,7 +22,14 @@ export interface Arrival {
   readonly status: number;
 }
 
-/** A fixed window's counts, from {@link ServerStats.perWindow}. */
+/**
+ * A fixed window's counts, from {@link ServerStats.perWindow}.
+ *
+ * @example
+ * ```ts
+ * fetch.stats.perWindow(60_000).every((w) => w.allowed <= 100);
+ * ```
+ */
 export interface WindowCount {
   /** The window's start, ms. */
   readonly start: number;

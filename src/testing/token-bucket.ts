@@ -16,7 +16,14 @@ import {
   type Decision, type HeaderOptions, type LimitChange, type MeteredModel, type ResolvedHeaders,
 } from "./decision.ts";
 
-/** Options of a {@link TokenBucketServer}. */
+/**
+ * Options of a {@link TokenBucketServer}.
+ *
+ * @example
+ * ```ts
+ * new TokenBucketServer({ limit: 100, interval: 60_000, burst: 10 });
+ * ```
+ */
 export interface TokenBucketOptions extends HeaderOptions {
   /** Tokens refilled per `interval` (the sustained rate). */
   limit: number;

@@ -7,7 +7,14 @@
 import { describeValue } from "../validate.ts";
 import type { SimulatedReply } from "./server.ts";
 
-/** The default wall-clock time of virtual `now = 0`: 2026-01-01T00:00:00Z, so headers are the same on every run. */
+/**
+ * The default wall-clock time of virtual `now = 0`: 2026-01-01T00:00:00Z, so headers are the same on every run.
+ *
+ * @example
+ * ```ts
+ * new Date(DEFAULT_EPOCH_MS).toISOString(); // "2026-01-01T00:00:00.000Z"
+ * ```
+ */
 export const DEFAULT_EPOCH_MS: number = Date.UTC(2026, 0, 1);
 
 /**
