@@ -3,9 +3,11 @@
  * `createThrottledFetch({ fetch })`, or to your own code, and a virtual hour of traffic runs in
  * well under a second, the same on every run.
  *
- * A request is decided the moment it is called (in call order, even when bodies take different
- * times to read), then answered after the server's delay plus a latency drawn from a seeded
- * generator, through the clock's timers — so `clock.advance()` / `clock.runAll()` deliver it.
+ * A request reaches the server after an optional `requestLatency`, is decided at that moment (in
+ * arrival order, even when bodies take different times to read), and is answered after the
+ * server's delay plus a `latency`; both are drawn from a seeded generator and waited through the
+ * clock's timers — so `clock.advance()` / `clock.runAll()` deliver it. An abort rejects with the
+ * signal's reason at any point and cancels the timer.
  *
  * @module
  */
@@ -30,6 +32,12 @@ export interface SimulatedFetchOptions {
   clock: Clock;
   /** Ms from the server's answer to the response's arrival: a fixed number, or drawn uniformly from [min, max]. @default 0 */
   latency?: number | { min: number; max: number };
+  /**
+   * Ms from the call to the request's arrival at the server, likewise. With a range, requests can
+   * arrive closer together than they were sent — the network jitter that makes a client counting
+   * windows from the send time overrun a strict server. @default 0
+   */
+  requestLatency?: number | { min: number; max: number };
   /** The latency generator's seed. @default 1 */
   seed?: number;
 }
@@ -52,14 +60,15 @@ export interface SimulatedFetch {
 
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-function latencyRange(value: SimulatedFetchOptions["latency"]): [number, number] {
-  const [min, max] = typeof value === "object" && value !== null ? [value.min, value.max] : [value ?? 0, value ?? 0];
-  for (const [name, v] of [["latency.min", min], ["latency.max", max]] as const) {
+function latencyRange(name: string, value: SimulatedFetchOptions["latency"]): [number, number] {
+  const range = typeof value === "object" && value !== null;
+  const [min, max] = range ? [value.min, value.max] : [value ?? 0, value ?? 0];
+  for (const [part, v] of [[".min", min], [".max", max]] as const) {
     if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) {
-      throw new RangeError(`\`${typeof value === "object" ? name : "latency"}\` must be a non-negative integer, got ${describeValue(v)}`);
+      throw new RangeError(`\`${name}${range ? part : ""}\` must be a non-negative integer, got ${describeValue(v)}`);
     }
   }
-  if (max < min) throw new RangeError(`\`latency.max\` must be at least \`latency.min\` (${min}), got ${max}`);
+  if (max < min) throw new RangeError(`\`${name}.max\` must be at least \`${name}.min\` (${min}), got ${max}`);
   return [min, max];
 }
 
@@ -92,63 +101,57 @@ export function createSimulatedFetch(options: SimulatedFetchOptions): SimulatedF
   }
   const server = o.server;
   const clock = o.clock;
-  const [min, max] = latencyRange(o.latency);
+  const down = latencyRange("latency", o.latency);
+  const up = latencyRange("requestLatency", o.requestLatency);
   const random = new SeededRandom(o.seed ?? 1);
+  const draw = ([min, max]: readonly [number, number]) => (min === max ? min : random.int(min, max));
   const stats = new ServerStats();
-  // Handlers run one at a time in call order, so same-instant requests are decided in arrival order.
+  // Handlers run one at a time in arrival order, so same-instant requests are decided in that order.
   let queue: Promise<unknown> = Promise.resolve();
 
-  const simulated = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    let request: Request;
-    try {
-      request = input instanceof Request && init === undefined ? input : new Request(input, init);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  /** Waits `ms` on the clock; an abort rejects with the signal's reason and cancels the timer. */
+  const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        clock.clearTimeout(timer);
+        reject(signal.reason);
+      };
+      const timer = clock.setTimeout(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+
+  const arrive = async (request: Request, latency: number): Promise<Response> => {
     const signal = request.signal;
-    if (signal.aborted) return Promise.reject(signal.reason);
     const now = clock.now();
     const inFlight = stats.arrive();
-    const latency = min === max ? min : random.int(min, max);
-    const url = new URL(request.url);
-    const handled = queue.then(() => server.handle(request, { now, inFlight }));
-    queue = handled.catch(() => undefined);
-    return handled.then(
-      (reply) => {
-        stats.record({ at: now, method: request.method, path: url.pathname + url.search, status: reply.status });
-        if (signal.aborted) {
-          stats.depart();
-          throw signal.reason;
-        }
-        const respond = () => {
-          stats.depart();
-          reply.onDelivered?.(clock.now());
-          return new Response(NULL_BODY.has(reply.status) ? null : reply.body ?? "", { status: reply.status, headers: reply.headers });
-        };
-        const wait = (reply.delayMs ?? 0) + latency;
-        if (wait <= 0) return respond();
-        return new Promise<Response>((resolve, reject) => {
-          const onAbort = () => {
-            clock.clearTimeout(timer);
-            stats.depart();
-            reject(signal.reason);
-          };
-          const timer = clock.setTimeout(() => {
-            signal.removeEventListener("abort", onAbort);
-            try {
-              resolve(respond());
-            } catch (error) {
-              reject(error);
-            }
-          }, wait);
-          signal.addEventListener("abort", onAbort, { once: true });
-        });
-      },
-      (error: unknown) => {
-        stats.depart();
-        throw error;
-      },
-    );
+    try {
+      const handled = queue.then(() => server.handle(request, { now, inFlight }));
+      queue = handled.catch(() => undefined);
+      const reply = await handled;
+      const url = new URL(request.url);
+      stats.record({ at: now, method: request.method, path: url.pathname + url.search, status: reply.status });
+      signal.throwIfAborted();
+      const wait = (reply.delayMs ?? 0) + latency;
+      if (wait > 0) await sleep(wait, signal);
+      const response = new Response(NULL_BODY.has(reply.status) ? null : reply.body ?? "", { status: reply.status, headers: reply.headers });
+      reply.onDelivered?.(clock.now());
+      return response;
+    } finally {
+      stats.depart();
+    }
+  };
+
+  const simulated = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = input instanceof Request && init === undefined ? input : new Request(input, init);
+    request.signal.throwIfAborted();
+    // Both draws happen at the call, in call order, so the sequence never depends on timing.
+    const toServer = draw(up);
+    const latency = draw(down);
+    if (toServer > 0) await sleep(toServer, request.signal);
+    return arrive(request, latency);
   };
   return Object.assign(simulated, { stats });
 }

@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { createThrottledFetch } from "../../src/http/throttled-fetch.ts";
+import { WindowLimiter } from "../../src/limiters/window.ts";
 import {
   createSimulatedFetch, FixedWindowServer, LeakyBucketServer, ManualClock, OpenAISimulator, serveModel, SlidingLogServer, TokenBucketServer,
 } from "../../src/testing.ts";
@@ -40,6 +41,19 @@ describe("createSimulatedFetch", () => {
     expect(fetch.stats.arrivals[0]).toEqual({ at: 0, method: "GET", path: "/items", status: 200 });
   });
 
+  test("an abort before the request reaches the server: rejected with the reason, never counted, no timer left", async () => {
+    const clock = new ManualClock();
+    const fetch = createSimulatedFetch({ server: serveModel(new TokenBucketServer({ limit: 5 })), clock, requestLatency: 100 });
+    const controller = new AbortController();
+    const outcome = track(clock, fetch(URL_A, { signal: controller.signal }));
+    await clock.advance(50);
+    controller.abort(new Error("stop"));
+    await clock.runAll();
+    expect(outcome.error).toEqual(new Error("stop"));
+    expect(fetch.stats.requests).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
   test("an abort during the latency rejects with the signal's reason and leaves no timer", async () => {
     const clock = new ManualClock();
     const fetch = createSimulatedFetch({ server: serveModel(new TokenBucketServer({ limit: 5 })), clock, latency: 100 });
@@ -58,6 +72,7 @@ describe("createSimulatedFetch", () => {
     const server = serveModel(new TokenBucketServer({ limit: 5 }));
     expect(() => createSimulatedFetch({ server, clock, latency: -1 })).toThrow("`latency` must be a non-negative integer, got -1");
     expect(() => createSimulatedFetch({ server, clock, latency: { min: 5, max: 1 } })).toThrow("`latency.max` must be at least `latency.min` (5), got 1");
+    expect(() => createSimulatedFetch({ server, clock, requestLatency: { min: 0, max: 1.5 } })).toThrow("`requestLatency.max` must be a non-negative integer, got 1.5");
     expect(() => createSimulatedFetch({ server: {} as never, clock })).toThrow(TypeError);
   });
 });
@@ -77,6 +92,28 @@ describe("sluice's throttled fetch against simulated servers, in virtual time", 
     expect(server.stats.byStatus).toEqual({ 200: 300 });
     expect(server.stats.maxInWindow(1000)).toBe(10);
     expect(clock.now()).toBeGreaterThanOrEqual(29_000);
+  });
+
+  test("request jitter: windows counted from the grant overrun a strict server; counted from completion (the `limit` shorthand), never", async () => {
+    const run = async (limiter: "grant" | "completion") => {
+      const clock = new ManualClock();
+      const server = createSimulatedFetch({
+        server: serveModel(new SlidingLogServer({ limit: 5, interval: 1000 })),
+        clock,
+        requestLatency: { min: 0, max: 300 },
+        latency: { min: 0, max: 300 },
+        seed: 11,
+      });
+      const api = limiter === "completion"
+        ? createThrottledFetch({ limit: 5, interval: 1000, fetch: server, clock, retry: 0 })
+        : createThrottledFetch({ limiter: new WindowLimiter({ limit: 5, interval: 1000, clock }), fetch: server, clock, retry: 0 });
+      const done = Promise.all(Array.from({ length: 100 }, () => api(URL_A)));
+      await clock.runAll();
+      await done;
+      return server.stats.byStatus[429] ?? 0;
+    };
+    expect(await run("grant")).toBeGreaterThan(0);
+    expect(await run("completion")).toBe(0);
   });
 
   test("the same load without sluice: the simulated server refuses most of it", async () => {
