@@ -3,14 +3,17 @@
  * (`github/docs`: rate-limits-for-the-rest-api.md, secondary-rate-limit-rest-graphql.md,
  * best-practices-for-using-the-rest-api.md; summarised in /work/shared/notes/vendors.md §2):
  *
- * - **Primary**: an hourly quota per resource — `core` 5,000/h (a user token), `graphql` 5,000
- *   points/h, `search` 30/min (authenticated). Unauthenticated core is 60/h: set `resources`.
+ * - **Primary**: a quota per resource — `core` 5,000/h (a user token), `graphql` 5,000 points/h,
+ *   `search` 30/min (authenticated; docs.github.com/rest/search/search#rate-limit). Unauthenticated
+ *   core is 60/h, `GITHUB_TOKEN` 1,000/h per repository: set `resources`.
  *   Here a resource's window opens at its first request and lasts its interval. Every answer
  *   carries `x-ratelimit-{limit,remaining,used,reset,resource}`, reset in UTC epoch seconds.
  *   Exhausted: **403** (or 429, `primaryStatus`) with "API rate limit exceeded" and remaining 0.
- * - **Secondary**: at most **100 concurrent** requests, and at most **80 content-creating requests
- *   per minute and 500 per hour** (strict rolling windows; here every POST, PATCH, PUT and DELETE
- *   outside GraphQL counts as content-creating). Answered **403** (or 429, `secondaryStatus`) with a
+ * - **Secondary**: at most **100 concurrent** requests, and "no more than **80 content-generating
+ *   requests per minute and no more than 500** content-generating requests **per hour**" (strict
+ *   rolling windows here; every POST, PATCH, PUT and DELETE outside GraphQL counts as
+ *   content-generating — GitHub also counts GraphQL mutations and web actions, which this model
+ *   does not see). Answered **403** (or 429, `secondaryStatus`) with a
  *   message containing "secondary rate limit" and a `retry-after` in seconds: the exact wait for the
  *   per-minute and per-hour limits, 60 for concurrency (the docs' "wait at least one minute").
  *   Not modelled: 900 points/min per endpoint, 90 s of CPU per minute, ≥ 1 s between mutations.
@@ -64,7 +67,7 @@ export interface GitHubSimulatorOptions {
   secondaryStatus?: 403 | 429;
   /** Concurrent requests allowed. @default 100 */
   maxConcurrent?: number;
-  /** Content-creating requests per minute, and per hour. @default { perMinute: 80, perHour: 500 } */
+  /** Content-generating requests per minute, and per hour. @default { perMinute: 80, perHour: 500 } */
   contentCreation?: { perMinute: number; perHour: number };
   /** Points a GraphQL request costs. @default 1 */
   graphqlCost?: (request: Request) => number;

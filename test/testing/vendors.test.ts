@@ -192,7 +192,7 @@ describe("GitHubSimulator", () => {
     expect(parse(refused.body).message).toMatch(/secondary rate limit/);
   });
 
-  test("secondary: 80 content-creating requests per minute and 500 per hour, exact waits; refused ones are not counted", () => {
+  test("secondary: 80 content-generating requests per minute and 500 per hour, exact waits; refused ones are not counted", () => {
     const github = new GitHubSimulator({ secondaryStatus: 429 });
     for (let i = 0; i < 80; i++) expect(github.request(i * 10, { method: "POST", path: "/repos/o/r/issues" }).status).toBe(200);
     const refused = github.request(1000, { method: "POST", path: "/repos/o/r/issues" });
