@@ -7,7 +7,8 @@
  * - **Headers on every answer**: `anthropic-ratelimit-{requests,input-tokens,output-tokens,tokens}-
  *   {limit,remaining,reset}`, resets as RFC 3339 times (rounded up to the second) at which the bucket
  *   is full again; `-tokens-*` repeats the most restrictive of the input and output limits. A 429
- *   carries `retry-after` in seconds and a `rate_limit_error` body.
+ *   carries `retry-after` in seconds and a `rate_limit_error` body (`{ type: "error", error: { type,
+ *   message } }`; the message text only imitates Anthropic's).
  * - **Output charge**: by default OTPM is estimated from `max_tokens` at the start and settled to the
  *   actual `output_tokens` when the response is delivered (from memory of Anthropic's docs —
  *   **unverified**); `outputCharge: "actual"` charges only actual output, on delivery (what the

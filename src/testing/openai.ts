@@ -17,6 +17,8 @@
  *   stream (`stream: true`) a final chunk carrying it when `stream_options.include_usage` is set.
  *   Whether OpenAI gives back the unused part of the up-front charge is not documented:
  *   `refundUnused: true` makes the server settle to actual usage when the response is delivered.
+ * - Error bodies have OpenAI's envelope (`{ error: { message, type, param, code } }`, code
+ *   `rate_limit_exceeded`, type `requests` or `tokens`); the message texts only imitate OpenAI's.
  *
  * @module
  */
