@@ -116,6 +116,22 @@ describe("sluice's throttled fetch against simulated servers, in virtual time", 
     expect(await run("completion")).toBe(0);
   });
 
+  test("configured at twice the server's rate: Retry-After from the simulated server pauses every caller and all 60 calls succeed (the 429s counted are the baseline rate discovery must cut)", async () => {
+    const clock = new ManualClock();
+    const server = createSimulatedFetch({
+      server: serveModel(new TokenBucketServer({ limit: 5, interval: 1000, burst: 5, headers: ["ietf", "retry-after"] })),
+      clock,
+      latency: { min: 5, max: 50 },
+    });
+    const api = createThrottledFetch({ limit: 10, interval: 1000, fetch: server, clock, retry: 5, random: () => 0.5 });
+    const calls = Array.from({ length: 60 }, () => track(clock, api(URL_A)));
+    await clock.runAll();
+    expect(calls.map((c) => (c.value as Response).status)).toEqual(Array(60).fill(200));
+    const refused = server.stats.byStatus[429] ?? 0;
+    console.info(`2× too fast against a token bucket: ${refused} 429s for 60 calls, done at t = ${clock.now()} ms`);
+    expect(refused).toBeGreaterThan(0);
+  });
+
   test("the same load without sluice: the simulated server refuses most of it", async () => {
     const clock = new ManualClock();
     const server = createSimulatedFetch({ server: serveModel(new FixedWindowServer({ limit: 10, phase: "random", seed: 4 })), clock, latency: 20 });
