@@ -63,7 +63,7 @@ export interface Decision {
   readonly retryAfterMs: number | undefined;
   /** The quota's size in cost units. */
   readonly limit: number;
-  /** Units left after this decision (never below 0 in the headers, even when the model is in debt). */
+  /** Whole units left after this decision (0 while the model is in debt). */
   readonly remaining: number;
   /** Ms until the quota resets (the model defines "reset"; each documents its meaning). */
   readonly resetMs: number;
