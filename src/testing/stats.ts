@@ -55,13 +55,13 @@ export interface WindowCount {
  */
 export class ServerStats {
   /** Requests that reached the server. */
-  requests = 0;
+  requests: number = 0;
   /** Responses by status: `byStatus[429]`. */
   readonly byStatus: Record<number, number> = {};
   /** Requests being handled now (arrived, not yet answered or aborted). */
-  inFlight = 0;
+  inFlight: number = 0;
   /** The most ever in flight at once. */
-  maxInFlight = 0;
+  maxInFlight: number = 0;
   /** Every request in arrival order. */
   readonly arrivals: Arrival[] = [];
 
