@@ -13,6 +13,7 @@
  *   actual `output_tokens` when the response is delivered (from memory of Anthropic's docs —
  *   **unverified**); `outputCharge: "actual"` charges only actual output, on delivery (what the
  *   token-throttle project reports). The input charge is the simulator's ⌈chars / 4⌉ estimate.
+ * - **Streaming** (`stream: true`): server-sent events, the final output usage in `message_delta`.
  * - **529 `overloaded_error`** on demand ({@link AnthropicSimulator.overload}): not a quota, so it
  *   charges nothing and carries no rate-limit headers.
  *
@@ -167,7 +168,7 @@ export class AnthropicSimulator implements SimulatedServer {
     const outputTokens = this.#outputTokens === undefined
       ? (cap === 0 ? 0 : this.#random.int(1, cap))
       : Math.min(maxTokens, tokenCount("outputTokens", this.#outputTokens({ maxTokens, inputTokens, random: () => this.#random.next() })));
-    const reply = json(200, {
+    const message = {
       id: `msg_sim${++this.#ids}`,
       type: "message",
       role: "assistant",
@@ -176,7 +177,11 @@ export class AnthropicSimulator implements SimulatedServer {
       stop_reason: outputTokens === maxTokens ? "max_tokens" : "end_turn",
       stop_sequence: null,
       usage: { input_tokens: inputTokens, output_tokens: outputTokens },
-    }, { ...base, ...this.#limitHeaders(now) });
+    };
+    const headers = { ...base, ...this.#limitHeaders(now) };
+    const reply: SimulatedReply = body["stream"] === true
+      ? { status: 200, headers: { ...headers, "content-type": "text/event-stream" }, body: messageStream(message) }
+      : json(200, message, headers);
     const settle = outputTokens - reserveOutput;
     return settle === 0 ? reply : { ...reply, onDelivered: (at) => this.#buckets["output-tokens"].charge(Math.max(at, now), settle) };
   }
@@ -205,6 +210,22 @@ export class AnthropicSimulator implements SimulatedServer {
     headers["anthropic-ratelimit-tokens-reset"] = tight.reset;
     return headers;
   }
+}
+
+/**
+ * A message as Anthropic streams it: `message_start` (input usage), one text block, then
+ * `message_delta` carrying the stop reason and the final output usage, and `message_stop`.
+ */
+function messageStream(m: { content: { text: string }[]; stop_reason: string; usage: { input_tokens: number; output_tokens: number } } & Record<string, unknown>): string {
+  const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  return [
+    event("message_start", { message: { ...m, content: [], stop_reason: null, usage: { input_tokens: m.usage.input_tokens, output_tokens: 1 } } }),
+    event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+    event("content_block_delta", { index: 0, delta: { type: "text_delta", text: m.content[0]!.text } }),
+    event("content_block_stop", { index: 0 }),
+    event("message_delta", { delta: { stop_reason: m.stop_reason, stop_sequence: null }, usage: { output_tokens: m.usage.output_tokens } }),
+    event("message_stop", {}),
+  ].join("");
 }
 
 function errorBody(type: string, message: string): unknown {

@@ -152,6 +152,20 @@ describe("AnthropicSimulator", () => {
     expect(actual.messages(100, message()).headers!["anthropic-ratelimit-output-tokens-remaining"]).toBe("1490");
   });
 
+  test("streaming: message_start carries the input usage, message_delta the final output usage", () => {
+    const anthropic = new AnthropicSimulator({ outputTokens: () => 42 });
+    const reply = anthropic.messages(0, message({ stream: true }));
+    expect(reply.headers!["content-type"]).toBe("text/event-stream");
+    const events = reply.body!.split("\n\n").filter(Boolean).map((e) => {
+      const [type, data] = e.split("\n");
+      return { event: type!.replace("event: ", ""), data: JSON.parse(data!.replace("data: ", "")) };
+    });
+    expect(events.map((e) => e.event)).toEqual(["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]);
+    expect(events.every((e) => e.data.type === e.event)).toBe(true);
+    expect(events[0]!.data.message.usage).toEqual({ input_tokens: 100, output_tokens: 1 });
+    expect(events[4]!.data).toMatchObject({ delta: { stop_reason: "end_turn" }, usage: { output_tokens: 42 } });
+  });
+
   test("overload() answers 529 overloaded_error, charging nothing and sending no rate-limit headers", () => {
     const anthropic = new AnthropicSimulator();
     anthropic.overload(1000, 2000);
