@@ -132,6 +132,23 @@ describe("sluice's throttled fetch against simulated servers, in virtual time", 
     expect(refused).toBeGreaterThan(0);
   });
 
+  test("a server whose limit steps down mid-run: no 429 before the step, 429s after it (what rate discovery must notice)", async () => {
+    const clock = new ManualClock();
+    const server = createSimulatedFetch({
+      server: serveModel(new SlidingLogServer({ limit: 10, interval: 1000, changes: [{ at: 10_000, limit: 5 }], headers: ["retry-after"] })),
+      clock,
+      latency: { min: 5, max: 50 },
+    });
+    const api = createThrottledFetch({ limit: 10, interval: 1000, fetch: server, clock, retry: 0, random: () => 0.5 });
+    const done = Promise.all(Array.from({ length: 200 }, () => api(URL_A)));
+    await clock.runAll();
+    await done;
+    const refusedAt = server.stats.arrivals.filter((a) => a.status === 429).map((a) => a.at);
+    expect(refusedAt.length).toBeGreaterThan(0);
+    expect(Math.min(...refusedAt)).toBeGreaterThanOrEqual(10_000);
+    console.info(`limit 10/s → 5/s at t = 10 s: ${refusedAt.length} 429s, all after the step`);
+  });
+
   test("the same load without sluice: the simulated server refuses most of it", async () => {
     const clock = new ManualClock();
     const server = createSimulatedFetch({ server: serveModel(new FixedWindowServer({ limit: 10, phase: "random", seed: 4 })), clock, latency: 20 });
