@@ -148,7 +148,7 @@ export class OpenAISimulator implements SimulatedServer {
     return b;
   }
 
-  /** Remaining requests and tokens of a model at `now`, as the next response's headers would say. */
+  /** Whole requests and tokens a model has left at `now` (negative while in debt; headers show 0). */
   remaining(model: string, now: number): { requests: number; tokens: number } {
     const b = this.#bucketsOf(model);
     return { requests: b.requests.available(now), tokens: b.tokens.available(now) };
