@@ -93,6 +93,7 @@ export class AnthropicSimulator implements SimulatedServer {
   #overloads: { from: number; until: number }[] = [];
   #ids = 0;
 
+  /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: AnthropicSimulatorOptions = {}) {
     const o = optionsObject("options", options);
     const l = o.limits ?? { rpm: 50, inputTpm: 30_000, outputTpm: 8_000 };
@@ -121,6 +122,7 @@ export class AnthropicSimulator implements SimulatedServer {
     this.#overloads.push({ from, until });
   }
 
+  /** Answers an HTTP request arriving at `context.now` (see `SimulatedServer.handle`). */
   async handle(request: Request, { now }: ServerContext): Promise<SimulatedReply> {
     const url = new URL(request.url);
     if (request.method !== "POST" || !url.pathname.endsWith("/messages")) {

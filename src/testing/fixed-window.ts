@@ -64,6 +64,7 @@ export class FixedWindowServer implements MeteredModel {
   #count = 0;
   #last = -Infinity;
 
+  /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: FixedWindowOptions) {
     const o = optionsObject("options", options);
     this.#h = resolveHeaders(o);
@@ -89,6 +90,7 @@ export class FixedWindowServer implements MeteredModel {
     this.#last = now;
   }
 
+  /** Decides a request of `cost` units arriving at `now` (see `ServerModel.decide`). */
   decide(now: number, cost = 1): Decision {
     checkCall(now, cost, this.#last);
     this.#roll(now);
@@ -107,6 +109,7 @@ export class FixedWindowServer implements MeteredModel {
     });
   }
 
+  /** Charges `amount` more units at `now` (negative refunds; the model may go into debt). */
   charge(now: number, amount: number): void {
     if (typeof amount !== "number" || !Number.isFinite(amount)) throw new RangeError(`\`amount\` must be a finite number, got ${describeValue(amount)}`);
     checkCall(now, 1, this.#last);

@@ -112,6 +112,7 @@ export class GitHubSimulator implements SimulatedServer {
   readonly #respond: ((request: Request) => unknown) | undefined;
   readonly #epoch: number;
 
+  /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: GitHubSimulatorOptions = {}) {
     const o = optionsObject("options", options);
     const r = optionsObject("resources", o.resources);
@@ -145,6 +146,7 @@ export class GitHubSimulator implements SimulatedServer {
     return "core";
   }
 
+  /** Answers an HTTP request arriving at `context.now` (see `SimulatedServer.handle`). */
   handle(request: Request, context: ServerContext): SimulatedReply {
     const path = new URL(request.url).pathname;
     const resource = GitHubSimulator.resourceOf(path);

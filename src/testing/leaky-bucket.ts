@@ -63,6 +63,7 @@ export class LeakyBucketServer implements ServerModel {
   #excess = 0;
   #last = -Infinity;
 
+  /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: LeakyBucketOptions) {
     const o = optionsObject("options", options);
     this.#h = resolveHeaders({ headers: [], status: 503, ...o });
@@ -73,6 +74,7 @@ export class LeakyBucketServer implements ServerModel {
     this.#delay = o.nodelay === true ? this.#burst : nonNegativeInteger("delay", o.delay ?? 0);
   }
 
+  /** Decides a request of `cost` units arriving at `now` (see `ServerModel.decide`). */
   decide(now: number, cost = 1): Decision {
     checkCall(now, cost, this.#last);
     if (cost !== 1) throw new RangeError(`\`cost\` must be 1 for nginx limit_req (it counts requests), got ${cost}`);

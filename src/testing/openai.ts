@@ -120,6 +120,7 @@ export class OpenAISimulator implements SimulatedServer {
   #ids = 0;
   #requests = 0;
 
+  /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: OpenAISimulatorOptions = {}) {
     const o = optionsObject("options", options);
     this.#models = o.models ?? {};
@@ -154,6 +155,7 @@ export class OpenAISimulator implements SimulatedServer {
     return { requests: b.requests.available(now), tokens: b.tokens.available(now) };
   }
 
+  /** Answers an HTTP request arriving at `context.now` (see `SimulatedServer.handle`). */
   async handle(request: Request, { now }: ServerContext): Promise<SimulatedReply> {
     const url = new URL(request.url);
     if (request.method !== "POST" || !url.pathname.endsWith("/chat/completions")) {

@@ -52,6 +52,7 @@ export interface SimulatedReply {
  * ```
  */
 export interface SimulatedServer {
+  /** Answers `request`, which arrived at `context.now`; may be async (to read the body). */
   handle(request: Request, context: ServerContext): SimulatedReply | Promise<SimulatedReply>;
 }
 

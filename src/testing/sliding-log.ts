@@ -54,6 +54,7 @@ export class SlidingLogServer implements ServerModel {
   #total = 0;
   #last = -Infinity;
 
+  /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: SlidingLogOptions) {
     const o = optionsObject("options", options);
     this.#h = resolveHeaders(o);
@@ -84,6 +85,7 @@ export class SlidingLogServer implements ServerModel {
     return 0;
   }
 
+  /** Decides a request of `cost` units arriving at `now` (see `ServerModel.decide`). */
   decide(now: number, cost = 1): Decision {
     checkCall(now, cost, this.#last);
     this.#trim(now);

@@ -58,6 +58,7 @@ export class TokenBucketServer implements MeteredModel {
   #level: number;
   #last = -Infinity;
 
+  /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: TokenBucketOptions) {
     const o = optionsObject("options", options);
     this.#h = resolveHeaders(o);
@@ -89,6 +90,7 @@ export class TokenBucketServer implements MeteredModel {
     return limit;
   }
 
+  /** Decides a request of `cost` units arriving at `now` (see `ServerModel.decide`). */
   decide(now: number, cost = 1): Decision {
     checkCall(now, cost, this.#last);
     const limit = this.#advance(now);
@@ -106,6 +108,7 @@ export class TokenBucketServer implements MeteredModel {
     });
   }
 
+  /** Charges `amount` more units at `now` (negative refunds; the model may go into debt). */
   charge(now: number, amount: number): void {
     if (typeof amount !== "number" || !Number.isFinite(amount)) throw new RangeError(`\`amount\` must be a finite number, got ${describeValue(amount)}`);
     checkCall(now, 1, this.#last);
