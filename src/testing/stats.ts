@@ -70,7 +70,7 @@ export class ServerStats {
     return this.arrivals.filter((a) => !isOk(a.status)).length;
   }
 
-  /** A request arrived. @internal */
+  /** For adapters: a request arrived; returns how many are in flight now, this one included. */
   arrive(): number {
     this.requests++;
     this.inFlight++;
@@ -78,13 +78,13 @@ export class ServerStats {
     return this.inFlight;
   }
 
-  /** Its response was decided. @internal */
+  /** For adapters: the server answered a request with `arrival.status`. */
   record(arrival: Arrival): void {
     this.arrivals.push(arrival);
     this.byStatus[arrival.status] = (this.byStatus[arrival.status] ?? 0) + 1;
   }
 
-  /** It left (answered or aborted). @internal */
+  /** For adapters: a request left (answered or aborted). */
   depart(): void {
     this.inFlight--;
   }
