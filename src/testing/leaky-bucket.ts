@@ -1,0 +1,103 @@
+/**
+ * nginx's `limit_req zone=… rate=R burst=B [nodelay | delay=D]`, as ngx_http_limit_req_module
+ * documents and implements it: a leaky bucket of "excess" requests that drains at the rate.
+ *
+ * - Each request computes `excess = max(0, excess − elapsed · rate + 1)`: so requests at exactly the
+ *   rate have excess 0, and one that comes 1/(2·rate) early has excess ½.
+ * - If the new excess would pass `burst`, the request is refused (status 503 unless `limit_req_status`
+ *   says otherwise) and **changes nothing**: refused requests do not count.
+ * - Otherwise it is accepted. Without `nodelay` it is *delayed*, not refused: served after
+ *   `excess / rate` — so a burst is smoothed out to the rate. With `delay=D` the first D excess
+ *   requests go at once; `nodelay` is `delay=burst`.
+ *
+ * State: `excess` (requests queued, times `interval`, so exact at integer ms) at time `last`. nginx
+ * keeps the excess in thousandths and drains it per whole ms; this model uses exact arithmetic.
+ *
+ * @module
+ */
+import { nonNegativeInteger, optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+import { checkCall, decision, resolveHeaders, type Decision, type HeaderOptions, type ResolvedHeaders, type ServerModel } from "./decision.ts";
+
+/**
+ * Options of a {@link LeakyBucketServer}, named as in nginx.
+ *
+ * @example
+ * ```ts
+ * new LeakyBucketServer({ rate: 10, interval: 60_000, burst: 5, nodelay: true }); // rate=10r/m burst=5 nodelay
+ * ```
+ */
+export interface LeakyBucketOptions extends HeaderOptions {
+  /** `rate=`: requests per `interval`. */
+  rate: number;
+  /** The rate's period in ms (`r/s` = 1000, `r/m` = 60000). @default 1000 */
+  interval?: number;
+  /** `burst=`: excess requests the bucket holds beyond the one being served. @default 0 */
+  burst?: number;
+  /** `nodelay`: serve accepted excess requests at once instead of spacing them at the rate. @default false */
+  nodelay?: boolean;
+  /** `delay=`: the number of excess requests served at once before delaying starts. @default 0 (or `burst` with `nodelay`) */
+  delay?: number;
+}
+
+/**
+ * A simulated nginx `limit_req`. Refusals are 503 by default, as in nginx (`status: 429` to match
+ * `limit_req_status 429`); nginx sends no rate-limit headers, so none are sent unless asked for.
+ * An allowed request's `delayMs` is how long nginx holds it before passing it upstream.
+ *
+ * @example
+ * ```ts
+ * import { LeakyBucketServer } from "sluice/testing";
+ * const nginx = new LeakyBucketServer({ rate: 1, burst: 2 }); // limit_req rate=1r/s burst=2
+ * nginx.decide(0).delayMs;   // 0
+ * nginx.decide(0).delayMs;   // 1000: delayed, not refused
+ * nginx.decide(0).delayMs;   // 2000
+ * nginx.decide(0).status;    // 503: the burst is full
+ * ```
+ */
+export class LeakyBucketServer implements ServerModel {
+  readonly #h: ResolvedHeaders;
+  readonly #rate: number;
+  readonly #interval: number;
+  readonly #burst: number;
+  readonly #delay: number;
+  #excess = 0;
+  #last = -Infinity;
+
+  /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
+  constructor(options: LeakyBucketOptions) {
+    const o = optionsObject("options", options);
+    this.#h = resolveHeaders({ headers: [], status: 503, ...o });
+    this.#rate = positiveInteger("rate", o.rate);
+    this.#interval = positiveFinite("interval", o.interval ?? 1000);
+    this.#burst = nonNegativeInteger("burst", o.burst ?? 0);
+    if (o.nodelay !== undefined && typeof o.nodelay !== "boolean") throw new TypeError(`\`nodelay\` must be a boolean, got ${String(o.nodelay)}`);
+    this.#delay = o.nodelay === true ? this.#burst : nonNegativeInteger("delay", o.delay ?? 0);
+  }
+
+  /** Decides a request of `cost` units arriving at `now` (see `ServerModel.decide`). */
+  decide(now: number, cost = 1): Decision {
+    checkCall(now, cost, this.#last);
+    if (cost !== 1) throw new RangeError(`\`cost\` must be 1 for nginx limit_req (it counts requests), got ${cost}`);
+    // As nginx: drain, add this request, then clamp at 0 — so a request that finds the bucket drained
+    // (≥ 1/rate after the last) has excess 0 and is neither delayed nor refused.
+    const drained = this.#last === -Infinity ? 0 : Math.max(0, this.#excess - (now - this.#last) * this.#rate);
+    const excess = this.#last === -Infinity ? 0 : Math.max(0, this.#excess - (now - this.#last) * this.#rate + this.#interval);
+    const capacity = this.#burst * this.#interval;
+    const allowed = excess <= capacity;
+    if (allowed) {
+      this.#excess = excess;
+      this.#last = now;
+    }
+    const current = allowed ? excess : drained;
+    const delayed = Math.max(0, excess - this.#delay * this.#interval);
+    return decision(this.#h, now, {
+      allowed,
+      delayMs: allowed ? delayed / this.#rate : 0,
+      retryAfterMs: (excess - capacity) / this.#rate,
+      limit: this.#burst + 1,
+      remaining: Math.floor((capacity - current) / this.#interval),
+      resetMs: current / this.#rate,
+      windowMs: this.#interval,
+    });
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The README's "Testing against a simulated API" example, run as written (with a stand-in batch
+ * job), so the sentence "zero 429s … and with max_tokens 1000 the test shows the 429s" stays true.
+ */
+import { expect, test } from "vitest";
+import { createThrottledFetch } from "../../src/index.ts";
+import { createSimulatedFetch, ManualClock, OpenAISimulator } from "../../src/testing.ts";
+
+/** The user's code under test: summarises documents with whatever fetch it is given. */
+async function runBatch(documents: string[], { fetch, maxTokens }: { fetch: typeof globalThis.fetch; maxTokens: number }) {
+  return Promise.all(documents.map(async (text) => {
+    const response = await fetch("https://api.openai.com/v1/chat/completions", {
+      method: "POST",
+      body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: maxTokens, messages: [{ role: "user", content: `Summarise: ${text}` }] }),
+    });
+    return response.status;
+  }));
+}
+
+async function nightly(maxTokens: number) {
+  const documents = Array.from({ length: 1000 }, (_, i) => `document ${i} `.repeat(20));
+  const clock = new ManualClock();
+  const openai = new OpenAISimulator({ models: { "gpt-4o-mini": { rpm: 500, tpm: 200_000 } } });
+  const server = createSimulatedFetch({ server: openai, clock, latency: { min: 300, max: 3000 } });
+  const api = createThrottledFetch({ limit: 500, interval: 60_000, fetch: server, clock });
+
+  const done = runBatch(documents, { fetch: api, maxTokens });
+  await clock.runAll(1_000_000);
+  await done;
+  return { server, minutes: clock.now() / 60_000 };
+}
+
+test("README: the batch job at the documented RPM sees zero 429s from the simulated OpenAI", async () => {
+  const { server, minutes } = await nightly(256);
+  expect(server.stats.byStatus[429] ?? 0).toBe(0);
+  expect(server.stats.maxInWindow(60_000)).toBeLessThanOrEqual(500);
+  expect(minutes).toBeGreaterThan(1);
+  expect(minutes).toBeLessThan(1.2);
+});
+
+test("README: with max_tokens 1000 the same job overruns the TPM limit, and the test shows it", async () => {
+  const { server } = await nightly(1000);
+  console.info(`max_tokens 1000: ${server.stats.byStatus[429]} 429s`);
+  expect(server.stats.byStatus[429]).toBeGreaterThan(200);
+});
