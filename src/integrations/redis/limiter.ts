@@ -32,34 +32,13 @@ import {
   requireFunction,
 } from "../../validate.ts";
 import { RedisCommandError, RedisUnavailableError } from "./errors.ts";
-import { type HeapItem, TimerHeap } from "./heap.ts";
+import { type PolicySpec, PolicyCalls } from "./calls.ts";
+import { TimerHeap } from "./heap.ts";
 import { CODE } from "./scripts.ts";
 import type { FailurePolicy, Reply, RedisStore } from "./store.ts";
+import { newId, RESOLVED, Waiter } from "./waiter.ts";
 
-/**
- * One policy of a Redis limiter as its scripts see it (read-only; exposed on `RedisLimiter.specs`).
- *
- * @example
- * ```ts
- * for (const spec of limiter.specs) console.log(spec.kind, spec.key, spec.limit, spec.interval);
- * ```
- */
-export interface PolicySpec {
-  /** `s` = smooth (future debt), `w` = strict rolling window. */
-  readonly kind: "s" | "w";
-  /** The user's key name (unique per kind within a store). */
-  readonly key: string;
-  /** Permits per `interval`. */
-  readonly limit: number;
-  /** ms, as the user gave it. */
-  readonly interval: number;
-  /** µs, an integer. */
-  readonly intervalUs: number;
-  /** Stored permits from idle time (smooth only; 0 for a window). */
-  readonly burst: number;
-  /** Stored permits when the key is new (smooth only). */
-  readonly initial: number;
-}
+export type { PolicySpec } from "./calls.ts";
 
 /** Options every Redis limiter accepts. */
 export interface RedisLimiterOptions {
@@ -70,44 +49,6 @@ export interface RedisLimiterOptions {
   /** Overrides the store's failure policy for this limiter. @default the store's */
   failure?: FailurePolicy;
 }
-
-let nextSeq = 0;
-
-type State = "reserving" | "waiting" | "done";
-
-class Waiter implements HeapItem {
-  readonly permits: number;
-  readonly seq = nextSeq++;
-  readonly maxWait: number;
-  readonly signal: AbortSignal | undefined;
-  state: State = "reserving";
-  id = "";
-  /** Local time the current reserve was sent. */
-  sentAt = 0;
-  grantAt = 0;
-  index = -1;
-  resolve: () => void = noop;
-  reject: (reason: unknown) => void = noop;
-  onAbort: (() => void) | undefined = undefined;
-
-  constructor(permits: number, maxWait: number, signal: AbortSignal | undefined) {
-    this.permits = permits;
-    this.maxWait = maxWait;
-    this.signal = signal;
-  }
-}
-
-function noop(): void {}
-
-/** A random reservation id (96 bits, hex): unique across the fleet without coordination. */
-function newId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  let id = "";
-  for (const b of bytes) id += b.toString(16).padStart(2, "0");
-  return id;
-}
-
-const RESOLVED: Promise<void> = Promise.resolve();
 
 /**
  * Base of the Redis limiters: a set of policy specs evaluated atomically by the scripts, and the
@@ -126,8 +67,7 @@ export abstract class RedisLimiter implements Limiter {
   /** The policies every decision covers, in key order. @internal */
   readonly specs: readonly PolicySpec[];
   readonly #clock: Clock;
-  readonly #policyKeys: readonly string[];
-  readonly #specArgs: readonly string[];
+  readonly #calls: PolicyCalls;
   readonly #maxWait: number;
   readonly #maxQueue: number;
   readonly #maxPermits: number;
@@ -150,15 +90,7 @@ export abstract class RedisLimiter implements Limiter {
     this.store = store;
     this.specs = specs;
     this.#clock = store.clock;
-    const keys: string[] = [];
-    const args: string[] = [String(specs.length)];
-    for (const spec of specs) {
-      const base = `${store.prefix}${spec.kind}:${spec.key}`;
-      keys.push(base, spec.kind === "s" ? `${base}:q` : `${base}:m`);
-      args.push(spec.kind, String(spec.limit), String(spec.intervalUs), String(spec.burst), String(spec.initial));
-    }
-    this.#policyKeys = keys;
-    this.#specArgs = args;
+    this.#calls = new PolicyCalls(store, specs);
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
     this.#maxPermits = Math.min(...specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
@@ -167,7 +99,7 @@ export abstract class RedisLimiter implements Limiter {
 
   /** Every Redis key this limiter's decisions touch (besides per-reservation records). */
   get keys(): readonly string[] {
-    return this.#policyKeys;
+    return this.#calls.policyKeys;
   }
 
   /** How many callers wait on this limiter in this process (reserving or holding a reservation). */
@@ -348,27 +280,15 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   #pauseArgs(ms: number): string[] {
-    const store = this.store;
-    return [store.nowArg(), "", String(Math.round(ms * 1000)), "inf", "0", "0", String(store.keyTtlMargin), "0", ...this.#specArgs];
+    return this.#calls.pauseArgs(ms);
   }
 
   #keys(id: string): string[] {
-    return [this.store.recordKey(id), ...this.#policyKeys];
+    return this.#calls.keys(id);
   }
 
   #args(id: string, permits: number, maxWait: number): string[] {
-    const store = this.store;
-    return [
-      store.nowArg(),
-      id,
-      String(permits),
-      maxWait === Infinity ? "inf" : String(Math.floor(maxWait * 1000)),
-      String(store.maxPending),
-      String(store.cancelGrace),
-      String(store.keyTtlMargin),
-      String(store.tombstoneTtl),
-      ...this.#specArgs,
-    ];
+    return this.#calls.args(id, permits, maxWait);
   }
 
   #reserve(waiter: Waiter, maxWait: number = waiter.maxWait): void {
