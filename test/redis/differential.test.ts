@@ -23,6 +23,7 @@ type SpecInput =
 
 type Op =
   | { t: "reserve"; combo: number; n: number; maxWaitMs: number }
+  | { t: "burst"; combo: number; requests: { n: number; maxWaitMs: number; resend: number }[] }
   | { t: "cancel"; back: number; ghost: boolean }
   | { t: "cancelMany"; k: number; newestFirst: boolean; rotate: number }
   | { t: "pause"; combo: number; durUs: number }
@@ -49,6 +50,21 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     combo: fc.nat(7),
     n: fc.integer({ min: 1, max: 4 }),
     maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
+  }) },
+  // Several reserves decided by ONE script call (what the batcher sends): each must get exactly the
+  // reply it would get alone, in order. `resend` 1–2 repeats an id issued earlier (a replay, or a
+  // tombstone after a cancel), 3 repeats one of this very batch.
+  { weight: 4, arbitrary: fc.record({
+    t: fc.constant("burst" as const),
+    combo: fc.nat(7),
+    requests: fc.array(
+      fc.record({
+        n: fc.integer({ min: 1, max: 4 }),
+        maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
+        resend: fc.integer({ min: 0, max: 12 }),
+      }),
+      { minLength: 2, maxLength: 12 },
+    ),
   }) },
   {
     weight: 4,
@@ -94,6 +110,9 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
   });
 
   test("random reserve/cancel/pause/advance sequences give identical grant times, µs for µs", async () => {
+    // How often a batched request reached each outcome (granted now / queued / refused by maxWait /
+    // queue full / replay / tombstone), so the interesting branches are known to be exercised.
+    const batched = new Map<number | string, number>();
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (scenario) => {
         let now = scenario.start;
@@ -143,6 +162,27 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
             const actual = await combo.reserveOnce(id, n, op.maxWaitMs);
             const expected = reference.reserve(combo.specs, id, n, op.maxWaitMs * 1000, now);
             expect({ step, ...actual }).toEqual({ step, ...expected });
+          } else if (op.t === "burst") {
+            const combo = combos[op.combo % combos.length]!;
+            const maxPermits = Math.min(...combo.specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
+            const ids: string[] = [];
+            const ns: number[] = [];
+            const waits: number[] = [];
+            op.requests.forEach((r, i) => {
+              const earlier = r.resend <= 2 ? issued[issued.length - 1 - r.resend * 2] : undefined;
+              const id = r.resend === 3 && i > 0 ? ids[0]! : earlier?.combo === combo ? earlier.id : `r${step}.${i}`;
+              ids.push(id);
+              ns.push(Math.min(r.n, maxPermits));
+              waits.push(r.maxWaitMs);
+            });
+            for (const id of new Set(ids)) if (!issued.some((x) => x.id === id)) issued.push({ id, combo });
+            const actual = await combo.reserveBatch(ids, ns, waits);
+            ids.forEach((id, i) => {
+              const expected = reference.reserve(combo.specs, id, ns[i]!, waits[i]! * 1000, now);
+              expect({ step, i, ...actual[i] }).toEqual({ step, i, ...expected });
+              const outcome = expected.code === 1 ? (expected.delay > 0 ? "queued" : "now") : expected.code;
+              batched.set(outcome, (batched.get(outcome) ?? 0) + 1);
+            });
           } else if (op.t === "cancelMany") {
             // A batch of recent reservations cancelled in some order: middle ones, then the newest, or back.
             const batch = issued.slice(-op.k);
@@ -170,6 +210,7 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
       }),
       { numRuns: 300 },
     );
+    for (const outcome of ["now", "queued", 2, 3, 4, 5]) expect(batched.get(outcome) ?? 0, `batched ${outcome}`).toBeGreaterThan(20);
   });
 
   test("a late reserve after its cancel is voided by the tombstone, and a resent reserve is not taken twice", async () => {

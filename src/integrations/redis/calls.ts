@@ -60,13 +60,38 @@ export class PolicyCalls {
     return [this.store.recordKey(id), ...this.policyKeys];
   }
 
+  /** Keys of a reserve batch: the policy keys, then one record key per request. */
+  reserveKeys(ids: readonly string[]): string[] {
+    const keys = this.policyKeys.slice();
+    for (const id of ids) keys.push(this.store.recordKey(id));
+    return keys;
+  }
+
+  /** ARGV of a reserve batch: the common head with [2] = the request count, then (id, n, maxWait µs) per request. */
+  reserveArgs(ids: readonly string[], permits: readonly number[], maxWaits: readonly number[]): string[] {
+    const store = this.store;
+    const args = [
+      store.nowArg(),
+      String(ids.length),
+      "",
+      "",
+      String(store.maxPending),
+      String(store.cancelGrace),
+      String(store.keyTtlMargin),
+      String(store.tombstoneTtl),
+      ...this.#specArgs,
+    ];
+    for (let i = 0; i < ids.length; i++) args.push(ids[i]!, String(permits[i]), maxWaitArg(maxWaits[i]!));
+    return args;
+  }
+
   args(id: string, permits: number, maxWait: number): string[] {
     const store = this.store;
     return [
       store.nowArg(),
       id,
       String(permits),
-      maxWait === Infinity ? "inf" : String(Math.floor(maxWait * 1000)),
+      maxWaitArg(maxWait),
       String(store.maxPending),
       String(store.cancelGrace),
       String(store.keyTtlMargin),
@@ -74,4 +99,9 @@ export class PolicyCalls {
       ...this.#specArgs,
     ];
   }
+}
+
+/** A maxWait in ms as the scripts read it: whole µs, or 'inf'. */
+function maxWaitArg(maxWait: number): string {
+  return maxWait === Infinity ? "inf" : String(Math.floor(maxWait * 1000));
 }

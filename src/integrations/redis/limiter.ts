@@ -36,7 +36,9 @@ import { type PolicySpec, PolicyCalls } from "./calls.ts";
 import { TimerHeap } from "./heap.ts";
 import { CODE } from "./scripts.ts";
 import type { FailurePolicy, Reply, RedisStore } from "./store.ts";
-import { newId, RESOLVED, Waiter } from "./waiter.ts";
+import { type BatchHandler, ReserveBatcher } from "./batch.ts";
+import { parseBatchReply } from "./client.ts";
+import { newId, Probe, RESOLVED, Waiter } from "./waiter.ts";
 
 export type { PolicySpec } from "./calls.ts";
 
@@ -68,6 +70,7 @@ export abstract class RedisLimiter implements Limiter {
   readonly specs: readonly PolicySpec[];
   readonly #clock: Clock;
   readonly #calls: PolicyCalls;
+  readonly #batch: ReserveBatcher<Waiter | Probe>;
   readonly #maxWait: number;
   readonly #maxQueue: number;
   readonly #maxPermits: number;
@@ -91,6 +94,7 @@ export abstract class RedisLimiter implements Limiter {
     this.specs = specs;
     this.#clock = store.clock;
     this.#calls = new PolicyCalls(store, specs);
+    this.#batch = new ReserveBatcher<Waiter | Probe>(this.#calls, this.#batchHandler);
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
     this.#maxPermits = Math.min(...specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
@@ -187,8 +191,13 @@ export abstract class RedisLimiter implements Limiter {
     this.#checkPermits(permits);
     if (!this.store.isDown()) {
       try {
-        const id = newId();
-        const reply = await this.store.call("reserve", this.#keys(id), this.#args(id, permits, 0));
+        const probe = new Probe(newId(), permits);
+        const replied = new Promise<Reply>((resolve, reject) => {
+          probe.resolve = resolve;
+          probe.reject = reject;
+        });
+        this.#batch.enqueue(probe, 0);
+        const reply = await replied;
         if (reply.code === CODE.ok || reply.code === CODE.replay) {
           if (reply.delay === 0) return 0;
         }
@@ -266,7 +275,14 @@ export abstract class RedisLimiter implements Limiter {
 
   /** @internal one reserve script call, bypassing the local queue (tests, benchmarks). */
   reserveOnce(id: string, permits: number, maxWait: number = Infinity): Promise<Reply> {
-    return this.store.call("reserve", this.#keys(id), this.#args(id, permits, maxWait));
+    return this.reserveBatch([id], [permits], [maxWait]).then((replies) => replies[0]!);
+  }
+
+  /** @internal one reserve script call deciding several requests in order, bypassing the local queue (tests, benchmarks). */
+  reserveBatch(ids: readonly string[], permits: readonly number[], maxWaits: readonly number[]): Promise<Reply[]> {
+    const calls = this.#calls;
+    return this.store.call("reserve", calls.reserveKeys(ids), calls.reserveArgs(ids, permits, maxWaits), (reply) =>
+      parseBatchReply(reply, ids.length));
   }
 
   /** @internal one cancel script call (tests). */
@@ -292,29 +308,35 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   #reserve(waiter: Waiter, maxWait: number = waiter.maxWait): void {
-    const id = newId();
-    waiter.id = id;
+    waiter.id = newId();
     waiter.state = "reserving";
     waiter.sentAt = this.#clock.now();
     this.#reserving++;
-    let args: string[];
-    try {
-      args = this.#args(id, waiter.permits, maxWait);
-    } catch (error) {
-      this.#reserving--;
-      this.#settle(waiter, false, error);
-      return;
-    }
-    this.store.call("reserve", this.#keys(id), args)
-      .then((reply) => this.#onReply(waiter, id, reply), (error: unknown) => this.#onFailure(waiter, id, error))
-      .catch((error: unknown) => {
-        // Defensive: a waiter always settles, and nothing escapes as an unhandled rejection.
-        if (waiter.state === "done") return;
-        if (waiter.state === "reserving") this.#reserving--;
-        else this.#heap.remove(waiter);
-        this.#settle(waiter, false, error);
-      });
+    this.#batch.enqueue(waiter, maxWait);
   }
+
+  /** How the batcher hands each request's outcome back: waiters to the queue, probes to `tryAcquireAsync`. */
+  readonly #batchHandler: BatchHandler<Waiter | Probe> = {
+    live: (item) => item instanceof Probe || item.state === "reserving",
+    reply: (item, reply) => {
+      if (item instanceof Probe) item.resolve(reply);
+      else this.#onReply(item, item.id, reply);
+    },
+    fail: (item, error, sent) => {
+      if (item instanceof Probe) item.reject(error);
+      else this.#onFailure(item, item.id, error, sent);
+    },
+    broken: (item, error) => {
+      if (item instanceof Probe) {
+        item.reject(error);
+        return;
+      }
+      if (item.state === "done") return;
+      if (item.state === "reserving") this.#reserving--;
+      else this.#heap.remove(item);
+      this.#settle(item, false, error);
+    },
+  };
 
   #onReply(waiter: Waiter, id: string, reply: Reply): void {
     if (waiter.id !== id || waiter.state !== "reserving") return; // aborted: its cancel is already on its way
@@ -356,8 +378,8 @@ export abstract class RedisLimiter implements Limiter {
     }
   }
 
-  #onFailure(waiter: Waiter, id: string, error: unknown): void {
-    if (error instanceof RedisUnavailableError) this.#cancel(id); // it may still execute: void it
+  #onFailure(waiter: Waiter, id: string, error: unknown, sent: boolean): void {
+    if (sent && error instanceof RedisUnavailableError) this.#cancel(id); // it may still execute: void it
     if (waiter.id !== id || waiter.state !== "reserving") {
       if (error instanceof RedisUnavailableError || error instanceof RedisCommandError) {
         this.store.report("reserve", error);
@@ -407,7 +429,9 @@ export abstract class RedisLimiter implements Limiter {
       this.#heap.remove(waiter);
       this.#arm();
     }
-    if (waiter.id !== "") this.#cancel(waiter.id); // "" = between two reservations, the old one already cancelled
+    // "" = between two reservations, the old one already cancelled; unsent = still queued here, the
+    // batcher skips it and Redis never hears of it.
+    if (waiter.id !== "" && waiter.sent) this.#cancel(waiter.id);
     this.#settle(waiter, false, abortReason(waiter.signal!));
   }
 

@@ -72,13 +72,15 @@ end
 local MARGIN = tonumber(ARGV[7])
 local GRACE = tonumber(ARGV[6])
 
-local function policies()
+-- koff: how many keys precede the policy keys (cancel/pause: the record; reserve: none)
+local function policies(koff)
   local list = {}
   local count = tonumber(ARGV[9])
   for i = 1, count do
     local b = 9 + (i - 1) * 5
     list[i] = { kind = ARGV[b + 1], lim = tonumber(ARGV[b + 2]), iv = tonumber(ARGV[b + 3]),
-      burst = tonumber(ARGV[b + 4]), init = tonumber(ARGV[b + 5]), k1 = KEYS[2 * i], k2 = KEYS[2 * i + 1] }
+      burst = tonumber(ARGV[b + 4]), init = tonumber(ARGV[b + 5]), k1 = KEYS[koff + 2 * i - 1],
+      k2 = KEYS[koff + 2 * i] }
   end
   return list
 end
@@ -191,18 +193,24 @@ local function w_load(P, now)
     P.tlast = false; P.clast = 0
   end
 end
+-- a batch's new window entries are added in one ZADD, flushed before anything reads the zset again
+local function w_flush(P)
+  if P.adds and #P.adds > 0 then redis.call('ZADD', P.k1, unpack(P.adds)); P.adds = {} end
+end
 local function w_earliest(P, n, now)
   local e = now
   if P.p and P.p > e then e = P.p end
   if not P.tlast then return e end
   if P.tlast > e then e = P.tlast end
   if not P.fc then
+    w_flush(P)
     local first = redis.call('ZRANGE', P.k1, 0, 0, 'WITHSCORES')
     local _, nf = w_parse(first[1])
     P.fn = nf; P.fc = tonumber(first[2])
   end
   local left = P.fc - P.fn
   if P.clast - left + n <= P.lim then return e end
+  w_flush(P)
   local j = redis.call('ZRANGEBYSCORE', P.k1, fint(P.clast - P.lim + n), '+inf', 'LIMIT', 0, 1)
   local leaves = w_parse(j[1]) + P.iv
   if leaves > e then e = leaves end
@@ -215,59 +223,116 @@ local function w_ttl(P, now)
 end
 `;
 
-/** reserve: decide and take on every key at one instant, or write nothing. */
+/**
+ * reserve: a BATCH of reservations, decided one after the other in arrival order, each exactly as if
+ * it were alone in its own call: every request takes on every key at one instant, or writes nothing.
+ * The policy state is loaded once, carried in Lua between requests, and saved once, so one call's
+ * fixed cost (the round trip, the script's start, loading and saving the state) is shared by the
+ * whole batch; per request remain the record write and, for a window, its zset entry.
+ *
+ * KEYS: 2 per policy, then one record key per request. ARGV: the common layout with [2] = the
+ * number of requests, then 3 slots per request after the policies: id, n, maxWait µs ('inf' = none).
+ * Reply: 3 integers per request, code, delay µs, grant µs.
+ */
 const RESERVE = `${PRELUDE}
 local now = now_us()
-local id = ARGV[2]
-local n = tonumber(ARGV[3])
-local rec = redis.call('GET', KEYS[1])
-if rec then
-  if rec == 'x' then return {4, '0', '0'} end
-  local g = tonumber(string.match(rec, '^(%-?%d+)|'))
-  local d = g - now
-  if d < 0 then d = 0 end
-  return {5, fint(d), fint(g)}
+local list = policies(0)
+local rbase = 2 * #list
+local count = tonumber(ARGV[2])
+local abase = 9 + 5 * #list
+local cap = tonumber(ARGV[5])
+local recs = redis.call('MGET', unpack(KEYS, rbase + 1, rbase + count))
+local out = {}
+local seen = {}
+local loaded = false
+local took = false
+for r = 1, count do
+  local b = abase + 3 * (r - 1)
+  local id = ARGV[b + 1]
+  local n = tonumber(ARGV[b + 2])
+  local rk = KEYS[rbase + r]
+  local rec = seen[rk] or recs[r]
+  if rec then
+    if rec == 'x' then
+      out[#out + 1] = 4; out[#out + 1] = 0; out[#out + 1] = 0
+    else
+      local g = tonumber(string.match(rec, '^(%-?%d+)|'))
+      local d = g - now
+      if d < 0 then d = 0 end
+      out[#out + 1] = 5; out[#out + 1] = d; out[#out + 1] = g
+    end
+  else
+    if not loaded then
+      loaded = true
+      for _, P in ipairs(list) do
+        if P.kind == 's' then s_load(P, now); s_prune(P, now)
+        else w_load(P, now); P.adds = {}; P.card = false end
+      end
+    end
+    local at = now
+    for _, P in ipairs(list) do
+      local e
+      if P.kind == 's' then e = s_earliest(P, n, now)
+      else e = w_earliest(P, n, now) end
+      if e > at then at = e end
+    end
+    at = math.ceil(at)
+    local delay = at - now
+    local code = 1
+    local mw = ARGV[b + 3]
+    if mw ~= 'inf' and delay > tonumber(mw) then code = 2
+    elseif delay > 0 then
+      for _, P in ipairs(list) do
+        if P.kind == 's' then
+          if P.qn >= cap then code = 3; break end
+        elseif P.tlast then
+          if not P.card then w_flush(P); P.card = redis.call('ZCARD', P.k1) end
+          if P.card >= P.lim + cap then code = 3; break end
+        end
+      end
+    end
+    if code == 1 then
+      took = true
+      for _, P in ipairs(list) do
+        if P.kind == 's' then
+          local before = fint(P.a) .. '|' .. fnum(P.c)
+          s_take(P, n, at)
+          P.s = P.s + 1
+          if delay > 0 then
+            redis.call('ZADD', P.k2, P.s, id)
+            redis.call('HSET', P.k1, 'b:' .. id, fint(at) .. '|' .. before)
+            P.qn = P.qn + 1
+          elseif P.qn > 0 then
+            P.bar = P.s
+          end
+          P.l = id; P.lb = before
+          P.took = true
+        else
+          P.clast = P.clast + n
+          P.adds[#P.adds + 1] = P.clast
+          P.adds[#P.adds + 1] = fint(at) .. '|' .. fint(n) .. '|' .. id
+          P.tlast = at
+          if P.card then P.card = P.card + 1 end
+        end
+      end
+      local v = fint(at) .. '|' .. n
+      redis.call('SET', rk, v, 'PX', ttl(delay, GRACE))
+      seen[rk] = v
+    end
+    out[#out + 1] = code; out[#out + 1] = delay; out[#out + 1] = at
+  end
 end
-local list = policies()
-local at = now
-for _, P in ipairs(list) do
-  local e
-  if P.kind == 's' then s_load(P, now); s_prune(P, now); e = s_earliest(P, n, now)
-  else w_load(P, now); e = w_earliest(P, n, now) end
-  if e > at then at = e end
-end
-at = math.ceil(at)
-local delay = at - now
-if ARGV[4] ~= 'inf' and delay > tonumber(ARGV[4]) then return {2, fint(delay), fint(at)} end
-if delay > 0 then
-  local cap = tonumber(ARGV[5])
+if took then
   for _, P in ipairs(list) do
     if P.kind == 's' then
-      if P.qn >= cap then return {3, fint(delay), fint(at)} end
-    elseif P.tlast and redis.call('ZCARD', P.k1) >= P.lim + cap then return {3, fint(delay), fint(at)} end
-  end
-end
-for _, P in ipairs(list) do
-  if P.kind == 's' then
-    local before = fint(P.a) .. '|' .. fnum(P.c)
-    s_take(P, n, at)
-    P.s = P.s + 1
-    if delay > 0 then
-      redis.call('ZADD', P.k2, P.s, id)
-      redis.call('HSET', P.k1, 'b:' .. id, fint(at) .. '|' .. before)
-      P.qn = P.qn + 1
-    elseif P.qn > 0 then
-      P.bar = P.s
+      if P.took then s_save(P, now) end
+    elseif P.tlast then
+      w_flush(P)
+      redis.call('PEXPIRE', P.k1, ttl(P.tlast + P.iv - now, MARGIN))
     end
-    P.l = id; P.lb = before
-    s_save(P, now)
-  else
-    redis.call('ZADD', P.k1, P.clast + n, fint(at) .. '|' .. fint(n) .. '|' .. id)
-    redis.call('PEXPIRE', P.k1, ttl(at + P.iv - now, MARGIN))
   end
 end
-redis.call('SET', KEYS[1], fint(at) .. '|' .. n, 'PX', ttl(delay, GRACE))
-return {1, fint(delay), fint(at)}
+return out
 `;
 
 /** cancel: give a reservation back (idempotent by id; leaves a tombstone). */
@@ -280,7 +345,7 @@ redis.call('SET', KEYS[1], 'x', 'PX', tonumber(ARGV[8]))
 if not rec then return {0, '0', '0'} end
 local g, n = string.match(rec, '^(%-?%d+)|(%d+)$')
 g = tonumber(g); n = tonumber(n)
-for _, P in ipairs(policies()) do
+for _, P in ipairs(policies(1)) do
   if P.kind == 's' then
     s_load(P, now)
     if P.exists then
@@ -326,7 +391,7 @@ return {1, fint(n), fint(g)}
 const PAUSE = `${PRELUDE}
 local now = now_us()
 local untilt = now + tonumber(ARGV[3])
-for _, P in ipairs(policies()) do
+for _, P in ipairs(policies(1)) do
   if P.kind == 's' then
     s_load(P, now)
     if not P.p or untilt > P.p then P.p = untilt end

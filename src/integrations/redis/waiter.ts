@@ -3,7 +3,9 @@
  *
  * @module
  */
+import type { Reservation } from "./batch.ts";
 import type { HeapItem } from "./heap.ts";
+import type { Reply } from "./store.ts";
 
 let nextSeq = 0;
 
@@ -11,15 +13,17 @@ let nextSeq = 0;
 export type State = "reserving" | "waiting" | "done";
 
 /** One caller of `acquire`: its request, where it stands, and how to settle it. @internal */
-export class Waiter implements HeapItem {
+export class Waiter implements HeapItem, Reservation {
   readonly permits: number;
   readonly seq = nextSeq++;
   readonly maxWait: number;
   readonly signal: AbortSignal | undefined;
   state: State = "reserving";
   id = "";
-  /** Local time the current reserve was sent. */
+  /** Local time the current reserve was requested. */
   sentAt = 0;
+  /** True once the current reserve's call went out (only then may it execute and need a cancel). */
+  sent = false;
   grantAt = 0;
   index = -1;
   resolve: () => void = noop;
@@ -30,6 +34,20 @@ export class Waiter implements HeapItem {
     this.permits = permits;
     this.maxWait = maxWait;
     this.signal = signal;
+  }
+}
+
+/** A `tryAcquireAsync` request: settles with the script's reply or the call's error. @internal */
+export class Probe implements Reservation {
+  readonly id: string;
+  readonly permits: number;
+  sent = false;
+  resolve: (reply: Reply) => void = noop;
+  reject: (reason: unknown) => void = noop;
+
+  constructor(id: string, permits: number) {
+    this.id = id;
+    this.permits = permits;
   }
 }
 
