@@ -243,6 +243,7 @@ local abase = 9 + 5 * #list
 local cap = tonumber(ARGV[5])
 local recs = redis.call('MGET', unpack(KEYS, rbase + 1, rbase + count))
 local out = {}
+local o = 0
 local seen = {}
 local loaded = false
 local took = false
@@ -254,12 +255,12 @@ for r = 1, count do
   local rec = seen[rk] or recs[r]
   if rec then
     if rec == 'x' then
-      out[#out + 1] = 4; out[#out + 1] = 0; out[#out + 1] = 0
+      out[o + 1] = 4; out[o + 2] = 0; out[o + 3] = 0; o = o + 3
     else
       local g = tonumber(string.match(rec, '^(%-?%d+)|'))
       local d = g - now
       if d < 0 then d = 0 end
-      out[#out + 1] = 5; out[#out + 1] = d; out[#out + 1] = g
+      out[o + 1] = 5; out[o + 2] = d; out[o + 3] = g; o = o + 3
     end
   else
     if not loaded then
@@ -293,39 +294,44 @@ for r = 1, count do
     end
     if code == 1 then
       took = true
+      local ats = fint(at)
       for _, P in ipairs(list) do
         if P.kind == 's' then
-          local before = fint(P.a) .. '|' .. fnum(P.c)
+          -- the state before this take, formatted only when written (an undo entry, or the last take at save)
+          local ba, bc = P.a, P.c
           s_take(P, n, at)
           P.s = P.s + 1
           if delay > 0 then
             redis.call('ZADD', P.k2, P.s, id)
-            redis.call('HSET', P.k1, 'b:' .. id, fint(at) .. '|' .. before)
+            redis.call('HSET', P.k1, 'b:' .. id, ats .. '|' .. fint(ba) .. '|' .. fnum(bc))
             P.qn = P.qn + 1
           elseif P.qn > 0 then
             P.bar = P.s
           end
-          P.l = id; P.lb = before
+          P.l = id; P.la = ba; P.lc = bc
           P.took = true
         else
           P.clast = P.clast + n
           P.adds[#P.adds + 1] = P.clast
-          P.adds[#P.adds + 1] = fint(at) .. '|' .. fint(n) .. '|' .. id
+          P.adds[#P.adds + 1] = ats .. '|' .. fint(n) .. '|' .. id
           P.tlast = at
           if P.card then P.card = P.card + 1 end
         end
       end
-      local v = fint(at) .. '|' .. n
+      local v = ats .. '|' .. n
       redis.call('SET', rk, v, 'PX', ttl(delay, GRACE))
       seen[rk] = v
     end
-    out[#out + 1] = code; out[#out + 1] = delay; out[#out + 1] = at
+    out[o + 1] = code; out[o + 2] = delay; out[o + 3] = at; o = o + 3
   end
 end
 if took then
   for _, P in ipairs(list) do
     if P.kind == 's' then
-      if P.took then s_save(P, now) end
+      if P.took then
+        P.lb = fint(P.la) .. '|' .. fnum(P.lc)
+        s_save(P, now)
+      end
     elseif P.tlast then
       w_flush(P)
       redis.call('PEXPIRE', P.k1, ttl(P.tlast + P.iv - now, MARGIN))

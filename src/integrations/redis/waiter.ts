@@ -53,12 +53,21 @@ export class Probe implements Reservation {
 
 function noop(): void {}
 
-/** A random reservation id (96 bits, hex): unique across the fleet without coordination. @internal */
+/** This process's random 64-bit id prefix (hex), drawn once: ids are unique across the fleet without coordination. */
+const PREFIX: string = (() => {
+  let hex = "";
+  for (const b of crypto.getRandomValues(new Uint8Array(8))) hex += b.toString(16).padStart(2, "0");
+  return hex;
+})();
+let nextId = 0;
+
+/**
+ * A reservation id: the process's random prefix and a counter. Never repeats within a process, and
+ * two processes collide only if their 64-bit prefixes do; cheaper than fresh random bytes per call,
+ * and shorter keys. @internal
+ */
 export function newId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  let id = "";
-  for (const b of bytes) id += b.toString(16).padStart(2, "0");
-  return id;
+  return PREFIX + (nextId++).toString(36);
 }
 
 /** An already-settled promise, shared. @internal */
