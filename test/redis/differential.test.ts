@@ -23,7 +23,7 @@ type SpecInput =
 
 type Op =
   | { t: "reserve"; combo: number; n: number; maxWaitMs: number }
-  | { t: "burst"; combo: number; requests: { n: number; maxWaitMs: number; resend: number }[] }
+  | { t: "burst"; combo: number; replay: number; requests: { n: number; maxWaitMs: number; cancelAhead: boolean }[] }
   | { t: "cancel"; back: number; ghost: boolean }
   | { t: "cancelMany"; k: number; newestFirst: boolean; rotate: number }
   | { t: "pause"; combo: number; durUs: number }
@@ -52,16 +52,18 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
   }) },
   // Several reserves decided by ONE script call (what the batcher sends): each must get exactly the
-  // reply it would get alone, in order. `resend` 1–2 repeats an id issued earlier (a replay, or a
-  // tombstone after a cancel), 3 repeats one of this very batch.
+  // reply it would get alone, in order. `replay` 0 resends the previous batch whole (a client's resend:
+  // replays, or tombstones where cancelled since); `cancelAhead` cancels a member before its batch
+  // arrives (an ambiguous timeout's cancel overtaking it).
   { weight: 4, arbitrary: fc.record({
     t: fc.constant("burst" as const),
     combo: fc.nat(7),
+    replay: fc.integer({ min: 0, max: 3 }),
     requests: fc.array(
       fc.record({
         n: fc.integer({ min: 1, max: 4 }),
         maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
-        resend: fc.integer({ min: 0, max: 12 }),
+        cancelAhead: fc.integer({ min: 0, max: 9 }).map((x) => x === 0),
       }),
       { minLength: 2, maxLength: 12 },
     ),
@@ -146,6 +148,7 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
         if (combos.length === 0) combos.push(members[0]!);
         const reference = new ReferenceStore({ maxPending: scenario.maxPending, grace });
         const issued: { id: string; combo: RedisLimiter }[] = [];
+        let lastBurst: { batch: string; combo: RedisLimiter; ns: number[]; waits: number[] } | undefined;
         let step = 0;
         for (const op of scenario.ops) {
           step++;
@@ -157,28 +160,35 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
             const combo = combos[op.combo % combos.length]!;
             const maxPermits = Math.min(...combo.specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
             const n = Math.min(op.n, maxPermits);
-            const id = `r${step}`;
+            const id = `r${step}/1`; // the only reservation of batch r<step>
             issued.push({ id, combo });
-            const actual = await combo.reserveOnce(id, n, op.maxWaitMs);
+            const actual = await combo.reserveOnce(`r${step}`, n, op.maxWaitMs);
             const expected = reference.reserve(combo.specs, id, n, op.maxWaitMs * 1000, now);
             expect({ step, ...actual }).toEqual({ step, ...expected });
           } else if (op.t === "burst") {
-            const combo = combos[op.combo % combos.length]!;
+            const resent = op.replay === 0 ? lastBurst : undefined;
+            const combo = resent?.combo ?? combos[op.combo % combos.length]!;
             const maxPermits = Math.min(...combo.specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
-            const ids: string[] = [];
-            const ns: number[] = [];
-            const waits: number[] = [];
-            op.requests.forEach((r, i) => {
-              const earlier = r.resend <= 2 ? issued[issued.length - 1 - r.resend * 2] : undefined;
-              const id = r.resend === 3 && i > 0 ? ids[0]! : earlier?.combo === combo ? earlier.id : `r${step}.${i}`;
-              ids.push(id);
-              ns.push(Math.min(r.n, maxPermits));
-              waits.push(r.maxWaitMs);
-            });
-            for (const id of new Set(ids)) if (!issued.some((x) => x.id === id)) issued.push({ id, combo });
-            const actual = await combo.reserveBatch(ids, ns, waits);
+            const burst = resent ?? {
+              batch: `b${step}`,
+              combo,
+              ns: op.requests.map((r) => Math.min(r.n, maxPermits)),
+              waits: op.requests.map((r) => r.maxWaitMs),
+            };
+            const ids = burst.ns.map((_, i) => `${burst.batch}/${i + 1}`);
+            if (resent === undefined) {
+              for (const [i, r] of op.requests.entries()) {
+                if (!r.cancelAhead) continue;
+                const actual = await combo.cancelOnce(ids[i]!);
+                const expected = reference.cancel(combo.specs, ids[i]!);
+                expect({ step, i, ...actual }).toEqual({ step, i, ...expected });
+              }
+              for (const id of ids) issued.push({ id, combo });
+            }
+            lastBurst = burst;
+            const actual = await combo.reserveBatch(burst.batch, burst.ns, burst.waits);
             ids.forEach((id, i) => {
-              const expected = reference.reserve(combo.specs, id, ns[i]!, waits[i]! * 1000, now);
+              const expected = reference.reserve(combo.specs, id, burst.ns[i]!, burst.waits[i]! * 1000, now);
               expect({ step, i, ...actual[i] }).toEqual({ step, i, ...expected });
               const outcome = expected.code === 1 ? (expected.delay > 0 ? "queued" : "now") : expected.code;
               batched.set(outcome, (batched.get(outcome) ?? 0) + 1);

@@ -33,21 +33,21 @@ async function lane(): Promise<void> {
   while (next < Number(requests)) {
     // Half the time several requests go in ONE script call (what the batcher sends), decided in order.
     const k = random() < 0.5 ? 1 : 1 + Math.floor(random() * 6);
-    const ids: string[] = [];
     const ns: number[] = [];
     const waits: number[] = [];
     const combo = combos[next % combos.length]!;
+    const batch = `${process.pid}-${next}`;
     for (let j = 0; j < k && next < Number(requests); j++) {
-      const i = next++;
+      next++;
       ns.push(1 + Math.floor(random() * LOAD.maxPermits));
       const r = random();
       waits.push(r < 0.2 ? Infinity : r < 0.4 ? 0 : Math.floor(random() * LOAD.maxWaitMs));
-      ids.push(`${process.pid}-${i}`);
     }
-    const replies = await combo.reserveBatch(ids, ns, waits);
+    const replies = await combo.reserveBatch(batch, ns, waits);
     replies.forEach((reply, j) => {
-      if (reply.code === 1) granted.push([ids[j]!, reply.at, ns[j]!]);
-      else refused.push(ids[j]!);
+      const id = `${batch}/${j + 1}`; // the j-th reservation of the batch
+      if (reply.code === 1) granted.push([id, reply.at, ns[j]!]);
+      else refused.push(id);
     });
     if (think > 0) await new Promise((resolve) => setTimeout(resolve, random() * think));
   }

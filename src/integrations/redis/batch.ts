@@ -14,10 +14,11 @@
  *
  * @module
  */
-import type { PolicyCalls } from "./calls.ts";
+import { type PolicyCalls, reservationId } from "./calls.ts";
 import { parseBatchReply } from "./client.ts";
 import { RedisUnavailableError } from "./errors.ts";
 import type { Reply } from "./store.ts";
+import { newId } from "./waiter.ts";
 
 /** Most requests in one reserve call: bounds the script's run time (Redis answers BUSY meanwhile) and its size. */
 export const MAX_BATCH = 128;
@@ -26,8 +27,8 @@ export const MAX_IN_FLIGHT = 2;
 
 /** A request as the batcher sees it. @internal */
 export interface Reservation {
-  /** The reservation id (fleet-unique). */
-  readonly id: string;
+  /** The reservation id (fleet-unique), `<batch>/<i>`: assigned when its call goes out. */
+  id: string;
   readonly permits: number;
   /** Set when its call goes out: only a sent reserve may execute later and need a cancel. */
   sent: boolean;
@@ -124,17 +125,20 @@ export class ReserveBatcher<T extends Reservation> {
   #send(): void {
     const { items, waits } = this.#take(MAX_BATCH);
     if (items.length === 0) return;
-    const ids = items.map((item) => item.id);
+    const batch = newId();
     let keys: string[];
     let args: string[];
     try {
-      keys = this.#calls.reserveKeys(ids);
-      args = this.#calls.reserveArgs(ids, items.map((item) => item.permits), waits);
+      keys = this.#calls.reserveKeys(batch);
+      args = this.#calls.reserveArgs(batch, items.map((item) => item.permits), waits);
     } catch (error) {
       for (const item of items) this.#settle(item, () => this.#handler.fail(item, error, false));
       return;
     }
-    for (const item of items) item.sent = true;
+    items.forEach((item, i) => {
+      item.id = reservationId(batch, i + 1);
+      item.sent = true;
+    });
     this.#inFlight++;
     const count = items.length;
     this.#calls.store.call("reserve", keys, args, (reply) => parseBatchReply(reply, count)).then(

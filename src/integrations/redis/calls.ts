@@ -56,24 +56,23 @@ export class PolicyCalls {
     return [store.nowArg(), "", String(Math.round(ms * 1000)), "inf", "0", "0", String(store.keyTtlMargin), "0", ...this.#specArgs];
   }
 
+  /** Keys of a cancel or pause: the record hash of reservation `id`'s batch, then the policy keys. */
   keys(id: string): string[] {
-    return [this.store.recordKey(id), ...this.policyKeys];
+    return [this.store.recordKey(batchOf(id)), ...this.policyKeys];
   }
 
-  /** Keys of a reserve batch: the policy keys, then one record key per request. */
-  reserveKeys(ids: readonly string[]): string[] {
-    const keys = this.policyKeys.slice();
-    for (const id of ids) keys.push(this.store.recordKey(id));
-    return keys;
+  /** Keys of a reserve batch: the policy keys, then the batch's record hash. */
+  reserveKeys(batch: string): string[] {
+    return [...this.policyKeys, this.store.recordKey(batch)];
   }
 
-  /** ARGV of a reserve batch: the common head with [2] = the request count, then (id, n, maxWait µs) per request. */
-  reserveArgs(ids: readonly string[], permits: readonly number[], maxWaits: readonly number[]): string[] {
+  /** ARGV of a reserve batch: the common head with [2] = the request count, [3] = the batch id, then (n, maxWait µs) per request. */
+  reserveArgs(batch: string, permits: readonly number[], maxWaits: readonly number[]): string[] {
     const store = this.store;
     const args = [
       store.nowArg(),
-      String(ids.length),
-      "",
+      String(permits.length),
+      batch,
       "",
       String(store.maxPending),
       String(store.cancelGrace),
@@ -81,7 +80,7 @@ export class PolicyCalls {
       String(store.tombstoneTtl),
       ...this.#specArgs,
     ];
-    for (let i = 0; i < ids.length; i++) args.push(ids[i]!, String(permits[i]), maxWaitArg(maxWaits[i]!));
+    for (let i = 0; i < permits.length; i++) args.push(String(permits[i]), maxWaitArg(maxWaits[i]!));
     return args;
   }
 
@@ -104,4 +103,18 @@ export class PolicyCalls {
 /** A maxWait in ms as the scripts read it: whole µs, or 'inf'. */
 function maxWaitArg(maxWait: number): string {
   return maxWait === Infinity ? "inf" : String(Math.floor(maxWait * 1000));
+}
+
+/**
+ * The batch a reservation id belongs to: ids are `<batch>/<i>`, the i-th request (from 1) of the
+ * reserve call `<batch>`; an id without `/` names its own batch. @internal
+ */
+export function batchOf(id: string): string {
+  const slash = id.lastIndexOf("/");
+  return slash < 0 ? id : id.slice(0, slash);
+}
+
+/** The id of the `index`-th request (from 1) of reserve batch `batch`. @internal */
+export function reservationId(batch: string, index: number): string {
+  return `${batch}/${index}`;
 }

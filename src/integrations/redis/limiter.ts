@@ -32,13 +32,16 @@ import {
   requireFunction,
 } from "../../validate.ts";
 import { RedisCommandError, RedisUnavailableError } from "./errors.ts";
-import { type PolicySpec, PolicyCalls } from "./calls.ts";
+import { type PolicySpec, PolicyCalls, reservationId } from "./calls.ts";
 import { TimerHeap } from "./heap.ts";
 import { CODE } from "./scripts.ts";
 import type { FailurePolicy, Reply, RedisStore } from "./store.ts";
 import { type BatchHandler, ReserveBatcher } from "./batch.ts";
 import { parseBatchReply } from "./client.ts";
-import { newId, Probe, RESOLVED, Waiter } from "./waiter.ts";
+import { Probe, RESOLVED, Waiter } from "./waiter.ts";
+
+/** The id of a waiter whose reserve is queued here, not yet sent (non-empty: "" means between two reservations). */
+const QUEUED = "queued";
 
 export type { PolicySpec } from "./calls.ts";
 
@@ -191,7 +194,7 @@ export abstract class RedisLimiter implements Limiter {
     this.#checkPermits(permits);
     if (!this.store.isDown()) {
       try {
-        const probe = new Probe(newId(), permits);
+        const probe = new Probe(permits);
         const replied = new Promise<Reply>((resolve, reject) => {
           probe.resolve = resolve;
           probe.reject = reject;
@@ -274,19 +277,23 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   /** @internal one reserve script call, bypassing the local queue (tests, benchmarks). */
-  reserveOnce(id: string, permits: number, maxWait: number = Infinity): Promise<Reply> {
-    return this.reserveBatch([id], [permits], [maxWait]).then((replies) => replies[0]!);
+  reserveOnce(batch: string, permits: number, maxWait: number = Infinity): Promise<Reply> {
+    return this.reserveBatch(batch, [permits], [maxWait]).then((replies) => replies[0]!);
   }
 
-  /** @internal one reserve script call deciding several requests in order, bypassing the local queue (tests, benchmarks). */
-  reserveBatch(ids: readonly string[], permits: readonly number[], maxWaits: readonly number[]): Promise<Reply[]> {
+  /**
+   * @internal one reserve script call deciding several requests in order, bypassing the local queue
+   * (tests, benchmarks); the i-th request (from 1) is the reservation `<batch>/<i>`.
+   */
+  reserveBatch(batch: string, permits: readonly number[], maxWaits: readonly number[]): Promise<Reply[]> {
     const calls = this.#calls;
-    return this.store.call("reserve", calls.reserveKeys(ids), calls.reserveArgs(ids, permits, maxWaits), (reply) =>
-      parseBatchReply(reply, ids.length));
+    return this.store.call("reserve", calls.reserveKeys(batch), calls.reserveArgs(batch, permits, maxWaits), (reply) =>
+      parseBatchReply(reply, permits.length));
   }
 
-  /** @internal one cancel script call (tests). */
+  /** @internal one cancel script call (tests): reservation `<batch>/<i>`, or a bare `batch` for `<batch>/1`. */
   cancelOnce(id: string): Promise<Reply> {
+    if (!id.includes("/")) id = reservationId(id, 1);
     return this.store.call("cancel", this.#keys(id), this.#args(id, 0, Infinity));
   }
 
@@ -308,7 +315,7 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   #reserve(waiter: Waiter, maxWait: number = waiter.maxWait): void {
-    waiter.id = newId();
+    waiter.id = QUEUED; // the batcher names it when its call goes out
     waiter.state = "reserving";
     waiter.sentAt = this.#clock.now();
     this.#reserving++;

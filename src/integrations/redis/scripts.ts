@@ -230,29 +230,41 @@ end
  * fixed cost (the round trip, the script's start, loading and saving the state) is shared by the
  * whole batch; per request remain the record write and, for a window, its zset entry.
  *
- * KEYS: 2 per policy, then one record key per request. ARGV: the common layout with [2] = the
- * number of requests, then 3 slots per request after the policies: id, n, maxWait µs ('inf' = none).
- * Reply: 3 integers per request, code, delay µs, grant µs.
+ * Records: one hash per batch, `…:r:<batch>`, field `<i>` = `"<at>|<n>"` (or the tombstone `x`) for
+ * the reservation `<batch>/<i>` — one write and one expiry per call instead of one key per request.
+ *
+ * KEYS: 2 per policy, then the batch's record hash. ARGV: the common layout with [2] = the number of
+ * requests and [3] = the batch id, then 2 slots per request after the policies: n, maxWait µs
+ * ('inf' = none). Reply: 3 integers per request, code, delay µs, grant µs.
  */
 const RESERVE = `${PRELUDE}
 local now = now_us()
 local list = policies(0)
-local rbase = 2 * #list
+local rk = KEYS[2 * #list + 1]
 local count = tonumber(ARGV[2])
+local batch = ARGV[3]
 local abase = 9 + 5 * #list
 local cap = tonumber(ARGV[5])
-local recs = redis.call('MGET', unpack(KEYS, rbase + 1, rbase + count))
+-- a batch seen before (a resent command) or cancelled ahead (tombstones) has its record hash already
+local existed = redis.call('EXISTS', rk) == 1
+local recs = {}
+if existed then
+  local fields = {}
+  for r = 1, count do fields[r] = r end
+  recs = redis.call('HMGET', rk, unpack(fields))
+end
 local out = {}
 local o = 0
-local seen = {}
+local writes = {}
+local w = 0
+local keep = 0
 local loaded = false
 local took = false
 for r = 1, count do
-  local b = abase + 3 * (r - 1)
-  local id = ARGV[b + 1]
-  local n = tonumber(ARGV[b + 2])
-  local rk = KEYS[rbase + r]
-  local rec = seen[rk] or recs[r]
+  local b = abase + 2 * (r - 1)
+  local id = batch .. '/' .. r
+  local n = tonumber(ARGV[b + 1])
+  local rec = recs[r]
   if rec then
     if rec == 'x' then
       out[o + 1] = 4; out[o + 2] = 0; out[o + 3] = 0; o = o + 3
@@ -280,7 +292,7 @@ for r = 1, count do
     at = math.ceil(at)
     local delay = at - now
     local code = 1
-    local mw = ARGV[b + 3]
+    local mw = ARGV[b + 2]
     if mw ~= 'inf' and delay > tonumber(mw) then code = 2
     elseif delay > 0 then
       for _, P in ipairs(list) do
@@ -318,14 +330,21 @@ for r = 1, count do
           if P.card then P.card = P.card + 1 end
         end
       end
-      local v = ats .. '|' .. n
-      redis.call('SET', rk, v, 'PX', ttl(delay, GRACE))
-      seen[rk] = v
+      writes[w + 1] = r; writes[w + 2] = ats .. '|' .. n; w = w + 2
+      local t = ttl(delay, GRACE)
+      if t > keep then keep = t end
     end
     out[o + 1] = code; out[o + 2] = delay; out[o + 3] = at; o = o + 3
   end
 end
 if took then
+  redis.call('HSET', rk, unpack(writes))
+  -- the records live GRACE past the batch's last grant (longer if tombstones already asked for it)
+  if existed then
+    local left = redis.call('PTTL', rk)
+    if left > keep then keep = left end
+  end
+  redis.call('PEXPIRE', rk, keep)
   for _, P in ipairs(list) do
     if P.kind == 's' then
       if P.took then
@@ -345,9 +364,12 @@ return out
 const CANCEL = `${PRELUDE}
 local now = now_us()
 local id = ARGV[2]
-local rec = redis.call('GET', KEYS[1])
+local field = string.match(id, '/(%d+)$')
+local rec = redis.call('HGET', KEYS[1], field)
 if rec == 'x' then return {0, '0', '0'} end
-redis.call('SET', KEYS[1], 'x', 'PX', tonumber(ARGV[8]))
+redis.call('HSET', KEYS[1], field, 'x')
+local left = redis.call('PTTL', KEYS[1])
+if left < tonumber(ARGV[8]) then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[8])) end
 if not rec then return {0, '0', '0'} end
 local g, n = string.match(rec, '^(%-?%d+)|(%d+)$')
 g = tonumber(g); n = tonumber(n)

@@ -243,9 +243,9 @@ export class RedisStore {
     this.#onError = o.onError;
   }
 
-  /** The key of reservation `id`'s record. @internal */
-  recordKey(id: string): string {
-    return `${this.prefix}r:${id}`;
+  /** The key of the records of reserve batch `batch` (a hash, one field per reservation). @internal */
+  recordKey(batch: string): string {
+    return `${this.prefix}r:${batch}`;
   }
 
   /** True while a recent failure says Redis is down (calls skip it until the cooldown ends). */

@@ -39,14 +39,13 @@ export class Waiter implements HeapItem, Reservation {
 
 /** A `tryAcquireAsync` request: settles with the script's reply or the call's error. @internal */
 export class Probe implements Reservation {
-  readonly id: string;
+  id = "";
   readonly permits: number;
   sent = false;
   resolve: (reply: Reply) => void = noop;
   reject: (reason: unknown) => void = noop;
 
-  constructor(id: string, permits: number) {
-    this.id = id;
+  constructor(permits: number) {
     this.permits = permits;
   }
 }
