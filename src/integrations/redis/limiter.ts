@@ -2,10 +2,11 @@
  * The in-process half of a Redis limiter: a `Limiter` whose decisions are made by one script call
  * and whose waiting happens here, with ONE timer per limiter.
  *
- * Flow of `acquire(n)`: a reservation id is generated, `reserve` is sent at once (calls go out in
- * arrival order, so one connection keeps them FIFO on the server), and the reply's delay is turned
- * into a local grant time `receipt + delay` — never earlier than the server's grant, since the reply
- * left the server after it decided. Waiters sit in a heap ordered by (grant time, arrival); one timer
+ * Flow of `acquire(n)`: the request is queued with the limiter's batcher (`batch.ts`), which sends
+ * it one microtask later in one `reserve` call with every request made meanwhile, in arrival order
+ * (so one connection keeps this limiter's requests FIFO on the server); the call names it
+ * `<call id>/<i>`. Each reply's delay is turned into a local grant time `receipt + delay` — never
+ * earlier than the server's grant, since the reply left the server after it decided. Waiters sit in a heap ordered by (grant time, arrival); one timer
  * is armed for the head and none when nothing waits. A waiter aborted before its grant is rejected at
  * once and its reservation cancelled, so the permits go back to the whole fleet.
  *

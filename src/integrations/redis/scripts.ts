@@ -24,9 +24,11 @@
  *   to a binary search over ranks after a lull. Grants are FIFO (`at ≥` the newest entry), which
  *   keeps time order and count order the same. A cancel removes the entry and renumbers the later
  *   ones, so the window stays exact.
- * - reservation record (`…:r:<id>`): `"<at>|<n>"`, kept `grace` ms past `at` so a cancel sent after
- *   an ambiguous timeout still refunds; a cancel turns it into a tombstone `"x"` that a late or
- *   retried reserve honours, so nothing is ever refunded twice or taken after its cancel.
+ * - reservation records (`…:r:<call>`, a hash per reserve call, field `<i>` for the reservation
+ *   `<call>/<i>`): `"<at>|<n>"`, kept `grace` ms past the call's last `at` so a cancel sent after an
+ *   ambiguous timeout still refunds; a cancel turns the field into a tombstone `"x"` (and keeps the
+ *   hash at least `tombstone` ms) that a late or retried reserve honours, so nothing is ever refunded
+ *   twice or taken after its cancel.
  *
  * Loops are bounded by O(log M) probes, never by the number of entries, so a script never holds the
  * server for long (Redis answers BUSY to everyone while a script runs).
@@ -52,9 +54,9 @@ export const CODE = Object.freeze({
 
 /**
  * Shared Lua: argument parsing, number formatting, and the two policies. ARGV layout for every
- * operation: [1] now µs ('' = use TIME), [2] id, [3] n or duration, [4] maxWait µs ('inf' = none),
+ * operation (reserve: see RESERVE): [1] now µs ('' = use TIME), [2] id, [3] n or duration, [4] maxWait µs ('inf' = none),
  * [5] maxPending, [6] grace ms, [7] margin ms, [8] tombstone ms, [9] policy count, then 5 slots per
- * policy: kind ('s'|'w'), limit, interval µs, burst, initial. KEYS: [1] record, then 2 per policy.
+ * policy: kind ('s'|'w'), limit, interval µs, burst, initial. KEYS: [1] record hash, then 2 per policy.
  */
 const PRELUDE = `
 local function now_us()
