@@ -196,10 +196,11 @@ try {
     // The prose figures are generated from this run, never typed by hand.
     const shape = SHAPES[1]![0];
     const f = (id: string): Figure => one.get(`${id}|${shape}`)!;
-    const summary = `On one shared 2-core machine (${date}, one connection, 64 callers; \`bench/RESULTS.md\`), ` +
-      `\`sluice/redis\` decides ${fmt(f("smooth").ops)}/s smooth, ${fmt(f("window").ops)}/s on a strict window and ` +
-      `${fmt(f("combined").ops)}/s for an atomic window + smooth combination, against ${fmt(f("rlf").ops)}/s for ` +
-      `rate-limiter-flexible's fixed-window counter (p99 ${f("window").p99.toFixed(1)} vs ${f("rlf").p99.toFixed(1)} ms).`;
+    const summary = `Measured by \`npm run bench:redis\` (${date}, one connection, 64 callers, ${env.cores} cores shared with the ` +
+      `server and other jobs): \`sluice/redis\` decides ${fmt(f("smooth").ops)}/s smooth, ${fmt(f("window").ops)}/s on a ` +
+      `strict window and ${fmt(f("combined").ops)}/s for an atomic window + smooth combination, against ` +
+      `${fmt(f("rlf").ops)}/s for rate-limiter-flexible's fixed-window counter in the same run (p99 ` +
+      `${f("window").p99.toFixed(1)} ms on the window, ${f("rlf").p99.toFixed(1)} ms for rate-limiter-flexible).`;
     for (const file of ["../README.md", "../docs/redis.md"]) {
       const url = new URL(file, import.meta.url);
       writeFileSync(url, replaceBetween(readFileSync(url, "utf8"), "<!-- redis-bench:summary -->", "<!-- /redis-bench:summary -->", summary, false));

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Script } from "./scripts.ts";
+import type { Script } from "./script.ts";
 
 /**
  * What sluice needs from a Redis client: run a script by SHA or by source, with keys kept apart

@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../../clock.ts";
+import type { Clock } from "../../clock.ts";
 import { MaxWaitExceededError, QueueFullError } from "../../errors.ts";
 import { abortReason } from "../../limiters/gate.ts";
 import type { AcquireOptions, GatedLimiter, Limiter, ScheduleOptions } from "../../limiters/limiter.ts";
@@ -34,7 +34,8 @@ import {
 } from "../../validate.ts";
 import { RedisCommandError, RedisUnavailableError } from "./errors.ts";
 import { type PolicySpec, PolicyCalls, reservationId } from "./calls.ts";
-import { TimerHeap } from "./heap.ts";
+import { acquireUnavailable, tryUnavailable } from "./fallback.ts";
+import { GrantTimer } from "./grants.ts";
 import { CODE } from "./scripts.ts";
 import type { FailurePolicy, Reply, RedisStore } from "./store.ts";
 import { type BatchHandler, ReserveBatcher } from "./batch.ts";
@@ -80,10 +81,8 @@ export abstract class RedisLimiter implements Limiter {
   readonly #maxPermits: number;
   readonly #failure: FailurePolicy;
   readonly #locals = new Map<number, GatedLimiter>();
-  readonly #heap = new TimerHeap<Waiter>();
+  readonly #grants: GrantTimer;
   #reserving = 0;
-  #timer: TimerHandle | undefined = undefined;
-  #timerAt = Infinity;
   /** Local pause: waiters whose reserve was sent before `#pausedSince` and granted before `#pausedUntil` re-reserve. */
   #pausedSince = -Infinity;
   #pausedUntil = -Infinity;
@@ -98,6 +97,9 @@ export abstract class RedisLimiter implements Limiter {
     this.specs = specs;
     this.#clock = store.clock;
     this.#calls = new PolicyCalls(store, specs);
+    this.#grants = new GrantTimer(this.#clock, (waiters) => {
+      for (const waiter of waiters) this.#settle(waiter, true);
+    });
     this.#batch = new ReserveBatcher<Waiter | Probe>(this.#calls, this.#batchHandler);
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
@@ -112,7 +114,7 @@ export abstract class RedisLimiter implements Limiter {
 
   /** How many callers wait on this limiter in this process (reserving or holding a reservation). */
   get queued(): number {
-    return this.#reserving + this.#heap.size;
+    return this.#reserving + this.#grants.size;
   }
 
   /** How many reserve calls of this limiter await a reply. */
@@ -122,7 +124,7 @@ export abstract class RedisLimiter implements Limiter {
 
   /** True while a timer is armed (only while waiters hold reservations). */
   get hasTimer(): boolean {
-    return this.#timer !== undefined;
+    return this.#grants.armed;
   }
 
   /**
@@ -248,15 +250,14 @@ export abstract class RedisLimiter implements Limiter {
     // Waiters due before the pause ends give their slots back (newest first, so the freed suffix is
     // reclaimed whole) and queue again behind the pause, in order. The new reserves wait for the pause
     // and the cancels to be answered: a NOSCRIPT resend must not let them overtake.
-    const due = this.#heap.items().filter((w) => w.grantAt < this.#pausedUntil);
+    const due = this.#grants.items().filter((w) => w.grantAt < this.#pausedUntil);
     due.sort((a, b) => a.grantAt - b.grantAt || a.seq - b.seq);
     const cancels: Promise<unknown>[] = [paused];
     for (let i = due.length - 1; i >= 0; i--) {
       const waiter = due[i]!;
-      this.#heap.remove(waiter);
+      this.#grants.remove(waiter);
       cancels.push(this.#cancel(waiter.id));
     }
-    this.#arm();
     this.#pauseSettled = Promise.allSettled(cancels);
     this.#requeue(due, this.#pauseSettled);
   }
@@ -341,7 +342,7 @@ export abstract class RedisLimiter implements Limiter {
       }
       if (item.state === "done") return;
       if (item.state === "reserving") this.#reserving--;
-      else this.#heap.remove(item);
+      else this.#grants.remove(item);
       this.#settle(item, false, error);
     },
   };
@@ -366,8 +367,7 @@ export abstract class RedisLimiter implements Limiter {
         }
         waiter.state = "waiting";
         waiter.grantAt = grantAt;
-        this.#heap.push(waiter);
-        this.#arm();
+        this.#grants.push(waiter);
         return;
       }
       case CODE.wait:
@@ -406,36 +406,19 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   /** The failure policy for one acquire. */
-  #unavailable(
-    permits: number,
-    maxWait: number,
-    signal: AbortSignal | undefined,
-    error: RedisUnavailableError,
-  ): Promise<void> {
-    const failure = this.#failure;
-    if (failure === "open") return RESOLVED;
-    if (failure === "closed") return Promise.reject(error);
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
-    try {
-      return this.fallbackLimiter()!.acquire(permits, maxWait === Infinity ? { signal } : { signal, maxWait });
-    } catch (fallbackError) {
-      return Promise.reject(fallbackError); // e.g. more permits than the local share can ever grant
-    }
+  #unavailable(permits: number, maxWait: number, signal: AbortSignal | undefined, error: RedisUnavailableError): Promise<void> {
+    return acquireUnavailable(this.#failure, () => this.fallbackLimiter(), permits, maxWait, signal, error);
   }
 
   #tryUnavailable(permits: number, error: RedisUnavailableError): number {
-    const failure = this.#failure;
-    if (failure === "open") return 0;
-    if (failure === "closed") throw error;
-    return this.fallbackLimiter()!.tryAcquire(permits);
+    return tryUnavailable(this.#failure, () => this.fallbackLimiter(), permits, error);
   }
 
   #abort(waiter: Waiter): void {
     if (waiter.state === "done") return;
     if (waiter.state === "reserving") this.#reserving--;
     else {
-      this.#heap.remove(waiter);
-      this.#arm();
+      this.#grants.remove(waiter);
     }
     // "" = between two reservations, the old one already cancelled; unsent = still queued here, the
     // batcher skips it and Redis never hears of it.
@@ -475,33 +458,6 @@ export abstract class RedisLimiter implements Limiter {
     const at = this.#clock.now() + ms;
     if (at > this.#hintAt) this.#hintAt = at;
   }
-
-  #arm(): void {
-    const head = this.#heap.peek();
-    const at = head === undefined ? Infinity : head.grantAt;
-    if (at === this.#timerAt && this.#timer !== undefined) return;
-    if (this.#timer !== undefined) {
-      this.#clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
-    this.#timerAt = at;
-    if (at === Infinity) return;
-    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(at - this.#clock.now())));
-    this.#timer = this.#clock.setTimeout(this.#onTimer, delay);
-  }
-
-  readonly #onTimer = (): void => {
-    this.#timer = undefined;
-    this.#timerAt = Infinity;
-    const now = this.#clock.now();
-    let granted: Waiter[] | undefined;
-    for (let head = this.#heap.peek(); head !== undefined && head.grantAt <= now; head = this.#heap.peek()) {
-      this.#heap.pop();
-      (granted ??= []).push(head);
-    }
-    this.#arm();
-    if (granted !== undefined) for (const waiter of granted) this.#settle(waiter, true);
-  };
 
   #checkPermits(permits: unknown): asserts permits is number {
     checkPermits(permits, this.#maxPermits);
