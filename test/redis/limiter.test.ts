@@ -15,6 +15,7 @@ import {
   RedisSmoothLimiter,
   RedisStore,
   type RedisStoreOptions,
+  RedisUnavailableError,
   RedisWindowLimiter,
 } from "../../src/redis.ts";
 import { describeRedis, type RedisServer, startRedis, useRedis } from "./server.ts";
@@ -104,6 +105,28 @@ describeRedis("Redis limiters: the local queue in virtual time", () => {
     expect(await redis.keys(`{sluice:${name}}:r:*`)).toHaveLength(1); // no tombstone for the unsent one
     expect(limiter.queued).toBe(0);
     void clock;
+  });
+
+  test("requests queued behind calls that time out go to the failure policy at that moment, without a call of their own", async () => {
+    const clock = new ManualClock();
+    const sent: string[] = [];
+    const silent = { evalsha: (sha: string) => (sent.push(sha), new Promise<never>(() => {})), eval: () => new Promise<never>(() => {}) };
+    const store = new RedisStore({ client: silent, name: `lim-${family++}`, clock, timeout: 100 });
+    const limiter = new RedisWindowLimiter({ store, key: "w", limit: 5, interval: 1000 });
+    const first = limiter.acquire().catch((e: unknown) => e);
+    await Promise.resolve();
+    const second = limiter.acquire().catch((e: unknown) => e);
+    await Promise.resolve();
+    const queued = limiter.acquire().catch((e: unknown) => e); // two calls are out: it waits for the next
+    await Promise.resolve();
+    expect(sent).toHaveLength(2);
+    await clock.advance(100);
+    const errors = await Promise.all([first, second, queued]);
+    for (const error of errors) expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect((errors[2] as Error).message).toMatch(/recent failure/);
+    expect(clock.now()).toBe(100);
+    expect(sent.filter((sha) => sha !== sent[0])).toHaveLength(2); // only the two cancels followed
+    expect(limiter.queued).toBe(0);
   });
 
   test("many waiters share ONE timer, and an idle limiter holds none", async () => {
