@@ -6,9 +6,10 @@
  * it one microtask later in one `reserve` call with every request made meanwhile, in arrival order
  * (so one connection keeps this limiter's requests FIFO on the server); the call names it
  * `<call id>/<i>`. Each reply's delay is turned into a local grant time `receipt + delay` — never
- * earlier than the server's grant, since the reply left the server after it decided. Waiters sit in a heap ordered by (grant time, arrival); one timer
- * is armed for the head and none when nothing waits. A waiter aborted before its grant is rejected at
- * once and its reservation cancelled, so the permits go back to the whole fleet.
+ * earlier than the server's grant, since the reply left the server after it decided. Waiters sit in
+ * a heap ordered by (grant time, arrival); one timer is armed for the head and none when nothing
+ * waits. A waiter aborted before its grant is rejected at once and its reservation cancelled, so
+ * the permits go back to the whole fleet.
  *
  * When Redis is unavailable (timeout, connection, transient error) the failure policy decides:
  * `closed` rejects with `RedisUnavailableError`, `open` grants, `local` hands the request to an
