@@ -1,162 +1,239 @@
 /**
- * Benchmark: sluice/redis reservations vs rate-limiter-flexible's RateLimiterRedis on the same
- * private redis-server (127.0.0.1, no persistence), both through ioredis, with limits that never bind
- * (so every call is a grant and we measure the decision's cost).
+ * Benchmark: sluice/redis decisions vs rate-limiter-flexible's RateLimiterRedis on the same private
+ * redis-server (127.0.0.1, no persistence), both through ioredis, with limits that never bind (so
+ * every call is a grant and we measure the decision's cost).
  *
- * Closed loop: each lane sends one call, awaits it, records its latency, repeats until the deadline.
- * Run: node_modules/.bin/node bench/redis.ts [seconds per measurement, default 1]
+ * 1. One process: 1 connection × 1 in flight, 1 × 64, 8 × 8; the median of interleaved rounds.
+ * 2. Scaling: 1, 4 and 16 processes, each with its own connection and 32 callers, on the same keys.
+ *
+ * Writes the "sluice/redis" section of `bench/RESULTS.md` (between markers), `bench/redis.svg`, and
+ * the generated figures in `docs/redis.md` and the README (between markers), unless `--no-write`.
+ * Run: node_modules/.bin/node bench/redis.ts [seconds per measurement, default 1] [--no-write]
  */
+import { execFileSync, fork, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { RateLimiterRedis } from "rate-limiter-flexible";
-import {
-  combineRedis,
-  fromIoredis,
-  type RedisLimiter,
-  RedisSmoothLimiter,
-  RedisStore,
-  RedisWindowLimiter,
-} from "../src/redis.ts";
+import { environment } from "./lib/env.ts";
+import { table } from "./lib/format.ts";
+import { barChartSvg } from "./redis-chart.ts";
+import { closedLoop, decision, percentile, SCENARIOS } from "./redis-scenarios.ts";
 import { BINARY, startRedis } from "../test/redis/redis-process.ts";
 
-const SECONDS = Number(process.argv[2] ?? 1);
+const args = process.argv.slice(2);
+const SECONDS = Number(args.find((a) => !a.startsWith("--")) ?? 1);
+const WRITE = !args.includes("--no-write");
+const ROUNDS = 3;
+const SHAPES: readonly [string, number, number][] = [
+  ["1 connection, 1 in flight", 1, 1],
+  ["1 connection, 64 in flight", 1, 64],
+  ["8 connections × 8 in flight", 8, 8],
+];
+const PROCESSES = [1, 4, 16];
+const LANES_PER_PROCESS = 32;
+const SCALING_SCENARIOS = ["smooth", "window", "combined", "rlf"];
 
-interface Result {
-  readonly library: string;
-  readonly scenario: string;
-  readonly shape: string;
+interface Figure {
   readonly ops: number;
   readonly p50: number;
   readonly p99: number;
+  /** Server µs of script time per decision (EVALSHA + EVAL time / decisions). */
   readonly server: number;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
-}
-
-/** Runs `lanes` closed loops of `op(laneIndex, i)` for SECONDS; returns throughput and latency. */
-async function measure(lanes: number, op: (lane: number, i: number) => Promise<unknown>): Promise<{ ops: number; p50: number; p99: number }> {
-  const latencies: number[] = [];
-  // warm-up: scripts loaded, connections hot
-  await Promise.all(Array.from({ length: lanes }, (_, lane) => op(lane, -1)));
-  const start = performance.now();
-  const deadline = start + SECONDS * 1000;
-  let counter = 0;
-  await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      await op(lane, counter++);
-      latencies.push(performance.now() - t0);
-    }
-  }));
-  const elapsed = (performance.now() - start) / 1000;
-  const sorted = Float64Array.from(latencies).sort();
-  return { ops: latencies.length / elapsed, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
-}
-
+const env = environment();
 const server = await startRedis();
 const admin = new Redis(server.port, "127.0.0.1");
-const connections = (n: number): Redis[] => Array.from({ length: n }, () => new Redis(server.port, "127.0.0.1"));
-const results: Result[] = [];
-const ROUNDS = 3;
 let family = 0;
 
-/** Server-side µs per script call since the last CONFIG RESETSTAT (EVALSHA and EVAL together). */
-async function serverUsecPerCall(): Promise<number> {
+/** Script time on the server since the last CONFIG RESETSTAT, in µs. */
+async function scriptUsec(): Promise<number> {
   const stats = String(await admin.info("commandstats"));
-  let calls = 0;
   let usec = 0;
-  for (const m of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+),usec=(\d+)/g)) {
-    calls += Number(m[1]);
-    usec += Number(m[2]);
-  }
-  return calls === 0 ? NaN : usec / calls;
+  for (const m of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=\d+,usec=(\d+)/g)) usec += Number(m[1]);
+  return usec;
 }
 
-interface Row {
-  readonly library: string;
-  readonly scenario: string;
-  readonly run: () => Promise<{ ops: number; p50: number; p99: number }>;
-  readonly rounds: { ops: number; p50: number; p99: number; server: number }[];
+function summarize(latencies: number[], elapsedS: number, usec: number, decisions = latencies.length): Figure {
+  const sorted = Float64Array.from(latencies).sort();
+  return { ops: decisions / elapsedS, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), server: usec / decisions };
 }
 
-try {
-  const shapes: [string, number, number][] = [
-    ["1 connection, 1 in flight", 1, 1],
-    ["1 connection, 64 in flight", 1, 64],
-    ["8 connections × 8 in flight", 8, 8],
-  ];
-  for (const [shape, conns, perConn] of shapes) {
-    const clients = connections(conns);
-    const lanes = conns * perConn;
+/** Section 1: every scenario in every shape, rounds interleaved; the median round by throughput. */
+async function shapes(): Promise<Map<string, Figure>> {
+  const results = new Map<string, Figure>();
+  for (const [shape, conns, perConn] of SHAPES) {
+    const clients = Array.from({ length: conns }, () => new Redis(server.port, "127.0.0.1"));
     const name = `bench-${family++}`;
-    const stores = clients.map((c) => new RedisStore({ client: fromIoredis(c), name }));
-    const windowOf = (s: RedisStore): RedisLimiter =>
-      new RedisWindowLimiter({ store: s, key: "w", limit: 1_000_000_000, interval: 1000 });
-    const smoothOf = (s: RedisStore): RedisLimiter =>
-      new RedisSmoothLimiter({ store: s, key: "s", limit: 1_000_000_000, interval: 1000 });
-    const reserveRow = (scenario: string, limiters: RedisLimiter[]): Row => ({
-      library: "sluice/redis reserve",
-      scenario,
-      run: () => measure(lanes, (lane, i) => limiters[lane % conns]!.reserveOnce(`${name}-${lane}-${i}-${Math.random()}`, 1)),
-      rounds: [],
-    });
-    const acquireLimiters = stores.map(windowOf);
-    const rlf = clients.map((c) =>
-      new RateLimiterRedis({ storeClient: c, keyPrefix: `rlf-${name}`, points: 1_000_000_000, duration: 1 })
-    );
-    const rows: Row[] = [
-      reserveRow("smooth, 1 key", stores.map(smoothOf)),
-      reserveRow("strict window, 1 key", stores.map(windowOf)),
-      reserveRow("window + smooth, combined", stores.map((s) => combineRedis(windowOf(s), smoothOf(s)))),
-      {
-        library: "sluice/redis acquire()",
-        scenario: "strict window, 1 key",
-        run: () => measure(lanes, (lane) => acquireLimiters[lane % conns]!.acquire()),
-        rounds: [],
-      },
-      {
-        library: "rate-limiter-flexible",
-        scenario: "fixed window, 1 key",
-        run: () => measure(lanes, (lane) => rlf[lane % conns]!.consume("k", 1)),
-        rounds: [],
-      },
-    ];
+    const ops = SCENARIOS.map((s) => clients.map((c) => decision(s.id, c, name)));
+    const lanes = conns * perConn;
+    const rounds: Figure[][] = SCENARIOS.map(() => []);
     for (let round = 0; round < ROUNDS; round++) {
-      for (const row of rows) {
+      for (let k = 0; k < SCENARIOS.length; k++) {
+        const op = (lane: number, i: number): Promise<unknown> => ops[k]![lane % conns]!(lane, i);
+        await Promise.all(Array.from({ length: lanes }, (_, lane) => op(lane, -1))); // warm-up
         await admin.config("RESETSTAT");
-        const r = await row.run();
-        row.rounds.push({ ...r, server: await serverUsecPerCall() });
+        const start = performance.now();
+        const latencies = await closedLoop(lanes, start + SECONDS * 1000, op);
+        rounds[k]!.push(summarize(latencies, (performance.now() - start) / 1000, await scriptUsec()));
       }
     }
-    for (const row of rows) {
-      const median = [...row.rounds].sort((a, b) => a.ops - b.ops)[row.rounds.length >> 1]!;
-      results.push({ library: row.library, scenario: row.scenario, shape, ...median });
-    }
+    SCENARIOS.forEach((s, k) => results.set(`${s.id}|${shape}`, [...rounds[k]!].sort((a, b) => a.ops - b.ops)[ROUNDS >> 1]!));
     for (const c of clients) c.disconnect();
+    console.error(`  measured: ${shape}`);
   }
+  return results;
+}
 
-  const version = (await import("node:child_process")).execFileSync(BINARY, ["--version"], { encoding: "utf8" }).trim();
-  console.log(`\n## sluice/redis vs rate-limiter-flexible (${new Date().toISOString().slice(0, 10)})\n`);
-  console.log(
-    `Node ${process.version}, ${version.split(" ").slice(0, 3).join(" ")}, ioredis for both; server and client share ` +
-      `this machine's cores (absolute numbers are noisy, compare rows); closed loop, limits never bind; median of ` +
-      `${ROUNDS} interleaved rounds of ${SECONDS} s.\n`,
-  );
-  console.log("| library | decision | connections × in flight | calls/s | p50 ms | p99 ms | server µs/call |");
-  console.log("|---|---|---|---:|---:|---:|---:|");
-  for (const r of results) {
-    console.log(
-      `| ${r.library} | ${r.scenario} | ${r.shape} | ${Math.round(r.ops).toLocaleString("en-US")} | ${r.p50.toFixed(3)} | ${
-        r.p99.toFixed(3)
-      } | ${r.server.toFixed(1)} |`,
-    );
+function spawnChild(): Promise<ChildProcess> {
+  const child = fork(fileURLToPath(new URL("./redis-child.ts", import.meta.url)), [String(server.port)], { stdio: "inherit" });
+  return new Promise((resolve, reject) => {
+    child.once("message", () => resolve(child));
+    child.once("error", reject);
+  });
+}
+
+/** Section 2: the same decisions from 1, 4 and 16 processes at once, on the same keys. */
+async function scaling(): Promise<Map<string, Figure>> {
+  const results = new Map<string, Figure>();
+  for (const count of PROCESSES) {
+    const children = await Promise.all(Array.from({ length: count }, spawnChild));
+    for (const scenario of SCALING_SCENARIOS) {
+      const job = { scenario, family: `scale-${family++}`, lanes: LANES_PER_PROCESS, startAt: Date.now() + 300 + 40 * count, seconds: SECONDS };
+      // Every child warms up, then all start at `startAt`; stats are reset just before.
+      const answers = Promise.all(children.map((child) => {
+        const answer = new Promise<{ count: number; sample: number[] }>((resolve) => child.once("message", resolve as never));
+        child.send(job);
+        return answer;
+      }));
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, job.startAt - Date.now() - 5)));
+      await admin.config("RESETSTAT");
+      const replies = await answers;
+      const decisions = replies.reduce((n, r) => n + r.count, 0);
+      results.set(`${scenario}|${count}`, summarize(replies.flatMap((r) => r.sample), SECONDS, await scriptUsec(), decisions));
+    }
+    for (const child of children) child.send("exit");
+    console.error(`  measured: ${count} process${count === 1 ? "" : "es"}`);
   }
-  console.log(
-    "\nrate-limiter-flexible's script is a fixed-window counter (INCRBY + PTTL) that cannot return a future grant time; " +
-      "sluice's reserve also writes a reservation record (cancel, idempotent retries) and, for a window, one zset entry per reservation.",
+  return results;
+}
+
+const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
+const lat = (f: Figure): string => `${f.p50.toFixed(2)} / ${f.p99.toFixed(2)}`;
+
+try {
+  console.error(`sluice/redis benchmark: ${SECONDS} s per measurement, ${ROUNDS} rounds`);
+  const one = await shapes();
+  const many = await scaling();
+  const version = execFileSync(BINARY, ["--version"], { encoding: "utf8" }).trim().split(" ").slice(0, 3).join(" ");
+  const ioredis = JSON.parse(readFileSync(new URL("../node_modules/ioredis/package.json", import.meta.url), "utf8")).version;
+  const rlfVersion = JSON.parse(readFileSync(new URL("../node_modules/rate-limiter-flexible/package.json", import.meta.url), "utf8")).version;
+  const rlf = (shape: string): Figure => one.get(`rlf|${shape}`)!;
+
+  const shapeRows = SCENARIOS.flatMap((s) =>
+    SHAPES.map(([shape]) => {
+      const f = one.get(`${s.id}|${shape}`)!;
+      return [s.library, s.decision, shape, fmt(f.ops), `${(f.ops / rlf(shape).ops).toFixed(2)}×`, lat(f), f.server.toFixed(1)];
+    })
   );
+  const scaleRows = SCALING_SCENARIOS.map((id) => {
+    const s = SCENARIOS.find((x) => x.id === id)!;
+    return [s.library, s.decision, ...PROCESSES.map((n) => {
+      const f = many.get(`${id}|${n}`)!;
+      return `${fmt(f.ops)} (${lat(f)})`;
+    })];
+  });
+  const date = env.date.slice(0, 10);
+  const section = [
+    "<!-- redis:start -->",
+    "## sluice/redis beside rate-limiter-flexible",
+    "",
+    `Generated by \`npm run bench:redis\` on ${env.date}: ${env.cores} cores, ${env.cpu}, ${env.os}, load average at start ${env.load}; ` +
+    `Node ${env.node}, ${version}, ioredis ${ioredis}, rate-limiter-flexible ${rlfVersion}. The server and the clients share ` +
+    "this machine's cores. Limits never bind (every call is a grant), closed loops (each caller awaits its decision, then asks " +
+    `again); ${SECONDS} s per measurement, the median of ${ROUNDS} interleaved rounds in one process. ` +
+    "rate-limiter-flexible's script is a fixed-window counter (`INCRBY` + `PTTL`) that cannot return a future grant time.",
+    "",
+    "### One process",
+    "",
+    table(
+      ["library", "decision", "connections × in flight", "decisions/s", "vs r-l-f", "p50 / p99 ms", "server µs per decision"],
+      shapeRows,
+      ["l", "l", "l", "r", "r", "r", "r"],
+    ),
+    "",
+    `### Scaling: processes × ${LANES_PER_PROCESS} callers, one connection each, the same keys`,
+    "",
+    table(
+      ["library", "decision", ...PROCESSES.map((n) => `${n} process${n === 1 ? "" : "es"}: decisions/s (p50 / p99 ms)`)],
+      scaleRows,
+      ["l", "l", "r", "r", "r"],
+    ),
+    "",
+    "![decisions per second](redis.svg)",
+    "<!-- redis:end -->",
+  ].join("\n");
+  process.stdout.write(`${section}\n`);
+
+  if (WRITE) {
+    const results = new URL("./RESULTS.md", import.meta.url);
+    writeFileSync(results, replaceBetween(readFileSync(results, "utf8"), "<!-- redis:start -->", "<!-- redis:end -->", section, true));
+    const svg = barChartSvg({
+      title: `sluice/redis vs rate-limiter-flexible, decisions per second (${date}, ${env.cores} shared cores)`,
+      groups: [
+        ...SHAPES.slice(1).map(([shape]) => shape),
+        ...PROCESSES.map((n) => `${n} process${n === 1 ? "" : "es"} × ${LANES_PER_PROCESS}`),
+      ],
+      series: SCALING_SCENARIOS.map((id) => ({
+        label: id === "rlf" ? "rate-limiter-flexible" : `sluice ${id}`,
+        values: [
+          ...SHAPES.slice(1).map(([shape]) => one.get(`${id}|${shape}`)!.ops),
+          ...PROCESSES.map((n) => many.get(`${id}|${n}`)!.ops),
+        ],
+      })),
+    });
+    writeFileSync(new URL("./redis.svg", import.meta.url), svg);
+    // The prose figures are generated from this run, never typed by hand.
+    const shape = SHAPES[1]![0];
+    const f = (id: string): Figure => one.get(`${id}|${shape}`)!;
+    const summary = `Measured by \`npm run bench:redis\` (${date}, one connection, 64 callers, ${env.cores} cores shared with the ` +
+      `server and other jobs): \`sluice/redis\` decides ${fmt(f("smooth").ops)}/s smooth, ${fmt(f("window").ops)}/s on a ` +
+      `strict window and ${fmt(f("combined").ops)}/s for an atomic window + smooth combination, against ` +
+      `${fmt(f("rlf").ops)}/s for rate-limiter-flexible's fixed-window counter in the same run (p99 ` +
+      `${f("window").p99.toFixed(1)} ms on the window, ${f("rlf").p99.toFixed(1)} ms for rate-limiter-flexible).`;
+    for (const file of ["../README.md", "../docs/redis.md"]) {
+      const url = new URL(file, import.meta.url);
+      writeFileSync(url, replaceBetween(readFileSync(url, "utf8"), "<!-- redis-bench:summary -->", "<!-- /redis-bench:summary -->", summary, false));
+    }
+    const docs = new URL("../docs/redis.md", import.meta.url);
+    const docsTable = table(
+      ["decision", ...SHAPES.map(([s]) => s), ...PROCESSES.map((n) => `${n} process${n === 1 ? "" : "es"} × ${LANES_PER_PROCESS}`)],
+      SCALING_SCENARIOS.map((id) => [
+        id === "rlf" ? "rate-limiter-flexible `consume`" : SCENARIOS.find((s) => s.id === id)!.decision,
+        ...SHAPES.map(([s]) => `${fmt(one.get(`${id}|${s}`)!.ops)}/s (p99 ${one.get(`${id}|${s}`)!.p99.toFixed(1)} ms)`),
+        ...PROCESSES.map((n) => `${fmt(many.get(`${id}|${n}`)!.ops)}/s`),
+      ]),
+      ["l", "r", "r", "r", "r", "r", "r"],
+    );
+    writeFileSync(docs, replaceBetween(readFileSync(docs, "utf8"), "<!-- redis-bench:table -->", "<!-- /redis-bench:table -->", `\n${docsTable}\n`, false));
+    console.error("wrote bench/RESULTS.md (sluice/redis section), bench/redis.svg, and the generated figures in README.md and docs/redis.md");
+  }
 } finally {
   admin.disconnect();
   await server.stop();
+}
+
+/**
+ * `text` with what lies between `start` and `end` (markers included when `inclusive`) replaced by
+ * `content`; appended (inclusive) when the markers are missing, refused (exclusive) so a moved
+ * sentence is noticed.
+ */
+function replaceBetween(text: string, start: string, end: string, content: string, inclusive: boolean): string {
+  const i = text.indexOf(start);
+  const j = text.indexOf(end, i);
+  if (i < 0 || j < 0) {
+    if (inclusive) return `${text.trimEnd()}\n\n${content}\n`;
+    throw new Error(`markers ${start} … ${end} not found`);
+  }
+  return inclusive ? text.slice(0, i) + content + text.slice(j + end.length) : `${text.slice(0, i + start.length)}${content}${text.slice(j)}`;
 }

@@ -79,7 +79,8 @@ describeRedis("concurrency: processes × connections on one combination", () => 
     const queue = await redis.zrange(`{sluice:${name}}:s:smooth:q`, "0", "-1");
     expect(queue.every((id) => okIds.has(id))).toBe(true);
     const pipeline = redis.pipeline();
-    for (const id of refused) pipeline.exists(`{sluice:${name}}:r:${id}`);
+    // A reservation `<batch>/<i>` is field i of its batch's record hash.
+    for (const id of refused) pipeline.hexists(`{sluice:${name}}:r:${id.slice(0, id.lastIndexOf("/"))}`, id.slice(id.lastIndexOf("/") + 1));
     const exists = (await pipeline.exec())!.map(([, n]) => n);
     expect(exists.every((n) => n === 0)).toBe(true);
   }

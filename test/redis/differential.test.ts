@@ -25,6 +25,7 @@ type SpecInput =
 type Op =
   | { t: "reserve"; combo: number; n: number; maxWaitMs: number }
   | { t: "resend"; back: number }
+  | { t: "burst"; combo: number; replay: number; requests: { n: number; maxWaitMs: number; cancelAhead: boolean }[] }
   | { t: "cancel"; back: number; ghost: boolean }
   | { t: "cancelMany"; k: number; newestFirst: boolean; rotate: number }
   | { t: "pause"; combo: number; durUs: number }
@@ -53,7 +54,24 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
   }) },
   // A reserve sent again with the same id (a retried request): a replay, or voided by its cancel.
-  { weight: 2, arbitrary: fc.record({ t: fc.constant("resend" as const), back: fc.nat(4) }) },
+  { weight: 4, arbitrary: fc.record({ t: fc.constant("resend" as const), back: fc.nat(4) }) },
+  // Several reserves decided by ONE script call (what the batcher sends): each must get exactly the
+  // reply it would get alone, in order. `replay` 0 resends the previous batch whole (a client's resend:
+  // replays, or tombstones where cancelled since); `cancelAhead` cancels a member before its batch
+  // arrives (an ambiguous timeout's cancel overtaking it).
+  { weight: 4, arbitrary: fc.record({
+    t: fc.constant("burst" as const),
+    combo: fc.nat(7),
+    replay: fc.integer({ min: 0, max: 3 }),
+    requests: fc.array(
+      fc.record({
+        n: fc.integer({ min: 1, max: 4 }),
+        maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
+        cancelAhead: fc.integer({ min: 0, max: 9 }).map((x) => x === 0),
+      }),
+      { minLength: 2, maxLength: 12 },
+    ),
+  }) },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -101,6 +119,9 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
     // Reply codes of the reference (reference.ts): what each compared reply was.
     const codes = ["none", "ok", "wait", "full", "cancelled", "replay"];
     const reach = new Reach("Redis differential");
+    // How often a batched request reached each outcome (granted now / queued / refused by maxWait /
+    // queue full / replay / tombstone), so the interesting branches are known to be exercised.
+    const batched = new Map<number | string, number>();
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (scenario) => {
         reach.run();
@@ -134,7 +155,8 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
           .map((idx) => (idx.length === 1 ? members[idx[0]!]! : combineRedis(...idx.map((i) => members[i]!))));
         if (combos.length === 0) combos.push(members[0]!);
         const reference = new ReferenceStore({ maxPending: scenario.maxPending, grace });
-        const issued: { id: string; combo: RedisLimiter; n: number; maxWaitMs: number }[] = [];
+        const issued: { id: string; combo: RedisLimiter; n?: number; maxWaitMs?: number }[] = [];
+        let lastBurst: { batch: string; combo: RedisLimiter; ns: number[]; waits: number[] } | undefined;
         let step = 0;
         for (const op of scenario.ops) {
           step++;
@@ -146,19 +168,47 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
             const combo = combos[op.combo % combos.length]!;
             const maxPermits = Math.min(...combo.specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
             const n = Math.min(op.n, maxPermits);
-            const id = `r${step}`;
+            const id = `r${step}/1`; // the only reservation of batch r<step>
             issued.push({ id, combo, n, maxWaitMs: op.maxWaitMs });
-            const actual = await combo.reserveOnce(id, n, op.maxWaitMs);
+            const actual = await combo.reserveOnce(`r${step}`, n, op.maxWaitMs);
             const expected = reference.reserve(combo.specs, id, n, op.maxWaitMs * 1000, now);
             expect({ step, ...actual }).toEqual({ step, ...expected });
             reach.hit(`reserve: ${codes[expected.code]}${expected.code === 1 && expected.delay > 0 ? " after a wait" : ""}`);
           } else if (op.t === "resend") {
             const target = issued[issued.length - 1 - op.back];
-            if (target === undefined) continue;
-            const actual = await target.combo.reserveOnce(target.id, target.n, target.maxWaitMs);
+            if (target?.n === undefined || target.maxWaitMs === undefined) continue; // burst members resend as a batch
+            const actual = await target.combo.reserveOnce(target.id.slice(0, target.id.lastIndexOf("/")), target.n, target.maxWaitMs);
             const expected = reference.reserve(target.combo.specs, target.id, target.n, target.maxWaitMs * 1000, now);
             expect({ step, ...actual }).toEqual({ step, ...expected });
             reach.hit(`resend: ${codes[expected.code]}`);
+          } else if (op.t === "burst") {
+            const resent = op.replay === 0 ? lastBurst : undefined;
+            const combo = resent?.combo ?? combos[op.combo % combos.length]!;
+            const maxPermits = Math.min(...combo.specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
+            const burst = resent ?? {
+              batch: `b${step}`,
+              combo,
+              ns: op.requests.map((r) => Math.min(r.n, maxPermits)),
+              waits: op.requests.map((r) => r.maxWaitMs),
+            };
+            const ids = burst.ns.map((_, i) => `${burst.batch}/${i + 1}`);
+            if (resent === undefined) {
+              for (const [i, r] of op.requests.entries()) {
+                if (!r.cancelAhead) continue;
+                const actual = await combo.cancelOnce(ids[i]!);
+                const expected = reference.cancel(combo.specs, ids[i]!);
+                expect({ step, i, ...actual }).toEqual({ step, i, ...expected });
+              }
+              for (const id of ids) issued.push({ id, combo });
+            }
+            lastBurst = burst;
+            const actual = await combo.reserveBatch(burst.batch, burst.ns, burst.waits);
+            ids.forEach((id, i) => {
+              const expected = reference.reserve(combo.specs, id, burst.ns[i]!, burst.waits[i]! * 1000, now);
+              expect({ step, i, ...actual[i] }).toEqual({ step, i, ...expected });
+              const outcome = expected.code === 1 ? (expected.delay > 0 ? "queued" : "now") : expected.code;
+              batched.set(outcome, (batched.get(outcome) ?? 0) + 1);
+            });
           } else if (op.t === "cancelMany") {
             // A batch of recent reservations cancelled in some order: middle ones, then the newest, or back.
             const batch = issued.slice(-op.k);
@@ -191,9 +241,10 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
       { numRuns: 300 },
     );
     reach.atLeast({
-      "reserve: ok": 300, "reserve: ok after a wait": 100, "reserve: wait": 100, "reserve: full": 1,
+      "reserve: ok": 220, "reserve: ok after a wait": 100, "reserve: wait": 100, "reserve: full": 1,
       "resend: replay": 25, "resend: cancelled": 15, "cancel: ok": 200, "cancel: none": 300, pause: 80, "a combination of limiters": 60,
     });
+    for (const outcome of ["now", "queued", 2, 3, 4, 5]) expect(batched.get(outcome) ?? 0, `batched ${outcome}`).toBeGreaterThan(20);
   });
 
   test("a late reserve after its cancel is voided by the tombstone, and a resent reserve is not taken twice", async () => {

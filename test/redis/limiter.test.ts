@@ -15,6 +15,7 @@ import {
   RedisSmoothLimiter,
   RedisStore,
   type RedisStoreOptions,
+  RedisUnavailableError,
   RedisWindowLimiter,
 } from "../../src/redis.ts";
 import { describeRedis, type RedisServer, startRedis, useRedis } from "./server.ts";
@@ -60,6 +61,72 @@ describeRedis("Redis limiters: the local queue in virtual time", () => {
     await clock.advance(1000);
     await Promise.all(all);
     expect(granted).toEqual([0, 100, 200, 300]);
+  });
+
+  test("callers arriving together share script calls: 300 acquires take 3 calls, granted FIFO at the exact times", async () => {
+    const { clock } = setup();
+    const calls: number[] = [];
+    const client = fromIoredis(redis);
+    const counting = {
+      evalsha: (sha: string, keys: readonly string[], args: readonly string[]) => {
+        calls.push(Number(args[1])); // the reserve's request count (cancel/pause: their id)
+        return client.evalsha(sha, keys, args);
+      },
+      eval: client.eval,
+    };
+    const store = new RedisStore({
+      client: counting,
+      name: `lim-${family++}`,
+      clock,
+      now: () => T0 + Math.round(clock.now() * 1000),
+      timeout: 60_000,
+    });
+    const limiter = new RedisSmoothLimiter({ store, key: "api", limit: 100 }); // one per 10 ms
+    const granted: number[] = [];
+    const all = Array.from({ length: 300 }, (_, i) => limiter.acquire().then(() => granted.push(i * 1000 + clock.now())));
+    expect(calls).toEqual([]); // sent one microtask later, together
+    await replies(limiter);
+    expect(calls).toEqual([128, 128, 44]); // at most MAX_BATCH per call, in arrival order
+    await clock.advance(3000);
+    await Promise.all(all);
+    expect(granted).toEqual(Array.from({ length: 300 }, (_, i) => i * 1000 + i * 10));
+  });
+
+  test("a caller aborted while its reserve is still queued costs no call and no cancel", async () => {
+    const { clock, store, name } = setup();
+    const limiter = new RedisWindowLimiter({ store, key: "w", limit: 5, interval: 1000 });
+    const controller = new AbortController();
+    const aborted = limiter.acquire(1, { signal: controller.signal });
+    const kept = limiter.acquire(2);
+    controller.abort(new Error("gone"));
+    await expect(aborted).rejects.toThrow("gone");
+    await kept;
+    expect(await redis.zrange(`{sluice:${name}}:w:w`, "0", "-1", "WITHSCORES")).toEqual([expect.stringMatching(/\|2\|/), "2"]);
+    expect(await redis.keys(`{sluice:${name}}:r:*`)).toHaveLength(1); // no tombstone for the unsent one
+    expect(limiter.queued).toBe(0);
+    void clock;
+  });
+
+  test("requests queued behind calls that time out go to the failure policy at that moment, without a call of their own", async () => {
+    const clock = new ManualClock();
+    const sent: string[] = [];
+    const silent = { evalsha: (sha: string) => (sent.push(sha), new Promise<never>(() => {})), eval: () => new Promise<never>(() => {}) };
+    const store = new RedisStore({ client: silent, name: `lim-${family++}`, clock, timeout: 100 });
+    const limiter = new RedisWindowLimiter({ store, key: "w", limit: 5, interval: 1000 });
+    const first = limiter.acquire().catch((e: unknown) => e);
+    await Promise.resolve();
+    const second = limiter.acquire().catch((e: unknown) => e);
+    await Promise.resolve();
+    const queued = limiter.acquire().catch((e: unknown) => e); // two calls are out: it waits for the next
+    await Promise.resolve();
+    expect(sent).toHaveLength(2);
+    await clock.advance(100);
+    const errors = await Promise.all([first, second, queued]);
+    for (const error of errors) expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect((errors[2] as Error).message).toMatch(/recent failure/);
+    expect(clock.now()).toBe(100);
+    expect(sent.filter((sha) => sha !== sent[0])).toHaveLength(2); // only the two cancels followed
+    expect(limiter.queued).toBe(0);
   });
 
   test("many waiters share ONE timer, and an idle limiter holds none", async () => {

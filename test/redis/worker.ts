@@ -1,6 +1,6 @@
 /**
  * A load-generating process for the concurrency test: several connections hammer one combination
- * with raw reservations and report every reply. Run: node worker.ts <port> <name> <connections> <requests> <seed> <thinkMs>
+ * with raw reservations (single and batched script calls) and report every reply. Run: node worker.ts <port> <name> <connections> <requests> <seed> <thinkMs>
  * (thinkMs 0 = flood: 8 lanes per connection, no pause; else 1 lane per connection, each pausing
  * up to thinkMs between requests, so the queue hovers near empty and near full).
  */
@@ -31,14 +31,24 @@ const refused: string[] = [];
 let next = 0;
 async function lane(): Promise<void> {
   while (next < Number(requests)) {
-    const i = next++;
-    const n = 1 + Math.floor(random() * LOAD.maxPermits);
-    const r = random();
-    const maxWait = r < 0.2 ? Infinity : r < 0.4 ? 0 : Math.floor(random() * LOAD.maxWaitMs);
-    const id = `${process.pid}-${i}`;
-    const reply = await combos[i % combos.length]!.reserveOnce(id, n, maxWait);
-    if (reply.code === 1) granted.push([id, reply.at, n]);
-    else refused.push(id);
+    // Half the time several requests go in ONE script call (what the batcher sends), decided in order.
+    const k = random() < 0.5 ? 1 : 1 + Math.floor(random() * 6);
+    const ns: number[] = [];
+    const waits: number[] = [];
+    const combo = combos[next % combos.length]!;
+    const batch = `${process.pid}-${next}`;
+    for (let j = 0; j < k && next < Number(requests); j++) {
+      next++;
+      ns.push(1 + Math.floor(random() * LOAD.maxPermits));
+      const r = random();
+      waits.push(r < 0.2 ? Infinity : r < 0.4 ? 0 : Math.floor(random() * LOAD.maxWaitMs));
+    }
+    const replies = await combo.reserveBatch(batch, ns, waits);
+    replies.forEach((reply, j) => {
+      const id = `${batch}/${j + 1}`; // the j-th reservation of the batch
+      if (reply.code === 1) granted.push([id, reply.at, ns[j]!]);
+      else refused.push(id);
+    });
     if (think > 0) await new Promise((resolve) => setTimeout(resolve, random() * think));
   }
 }

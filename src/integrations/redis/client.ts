@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Script } from "./scripts.ts";
+import type { Script } from "./script.ts";
 
 /**
  * What sluice needs from a Redis client: run a script by SHA or by source, with keys kept apart
@@ -116,6 +116,18 @@ export function parseReply(reply: unknown): { code: number; delay: number; at: n
   const delay = toInteger(reply[1]);
   const at = toInteger(reply[2]);
   return { code, delay, at };
+}
+
+/** Reads a reserve batch's reply: `count` triples `{code, delay µs, at µs}`, one per request, in order. */
+export function parseBatchReply(reply: unknown, count: number): { code: number; delay: number; at: number }[] {
+  if (!Array.isArray(reply) || reply.length !== 3 * count) {
+    throw new TypeError(`unexpected reply from a sluice script: ${JSON.stringify(reply)}`);
+  }
+  const replies = new Array<{ code: number; delay: number; at: number }>(count);
+  for (let i = 0; i < count; i++) {
+    replies[i] = { code: toInteger(reply[3 * i]), delay: toInteger(reply[3 * i + 1]), at: toInteger(reply[3 * i + 2]) };
+  }
+  return replies;
 }
 
 function toInteger(value: unknown): number {

@@ -2,12 +2,14 @@
  * The in-process half of a Redis limiter: a `Limiter` whose decisions are made by one script call
  * and whose waiting happens here, with ONE timer per limiter.
  *
- * Flow of `acquire(n)`: a reservation id is generated, `reserve` is sent at once (calls go out in
- * arrival order, so one connection keeps them FIFO on the server), and the reply's delay is turned
- * into a local grant time `receipt + delay` — never earlier than the server's grant, since the reply
- * left the server after it decided. Waiters sit in a heap ordered by (grant time, arrival); one timer
- * is armed for the head and none when nothing waits. A waiter aborted before its grant is rejected at
- * once and its reservation cancelled, so the permits go back to the whole fleet.
+ * Flow of `acquire(n)`: the request is queued with the limiter's batcher (`batch.ts`), which sends
+ * it one microtask later in one `reserve` call with every request made meanwhile, in arrival order
+ * (so one connection keeps this limiter's requests FIFO on the server); the call names it
+ * `<call id>/<i>`. Each reply's delay is turned into a local grant time `receipt + delay` — never
+ * earlier than the server's grant, since the reply left the server after it decided. Waiters sit in
+ * a heap ordered by (grant time, arrival); one timer is armed for the head and none when nothing
+ * waits. A waiter aborted before its grant is rejected at once and its reservation cancelled, so
+ * the permits go back to the whole fleet.
  *
  * When Redis is unavailable (timeout, connection, transient error) the failure policy decides:
  * `closed` rejects with `RedisUnavailableError`, `open` grants, `local` hands the request to an
@@ -18,7 +20,7 @@
  *
  * @module
  */
-import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../../clock.ts";
+import type { Clock } from "../../clock.ts";
 import { MaxWaitExceededError, QueueFullError } from "../../errors.ts";
 import { abortReason } from "../../limiters/gate.ts";
 import type { AcquireOptions, GatedLimiter, Limiter, ScheduleOptions } from "../../limiters/limiter.ts";
@@ -32,34 +34,19 @@ import {
   requireFunction,
 } from "../../validate.ts";
 import { RedisCommandError, RedisUnavailableError } from "./errors.ts";
-import { type HeapItem, TimerHeap } from "./heap.ts";
+import { type PolicySpec, PolicyCalls, reservationId } from "./calls.ts";
+import { acquireUnavailable, tryUnavailable } from "./fallback.ts";
+import { GrantTimer } from "./grants.ts";
 import { CODE } from "./scripts.ts";
 import type { FailurePolicy, Reply, RedisStore } from "./store.ts";
+import { type BatchHandler, ReserveBatcher } from "./batch.ts";
+import { parseBatchReply } from "./client.ts";
+import { Probe, RESOLVED, Waiter } from "./waiter.ts";
 
-/**
- * One policy of a Redis limiter as its scripts see it (read-only; exposed on `RedisLimiter.specs`).
- *
- * @example
- * ```ts
- * for (const spec of limiter.specs) console.log(spec.kind, spec.key, spec.limit, spec.interval);
- * ```
- */
-export interface PolicySpec {
-  /** `s` = smooth (future debt), `w` = strict rolling window. */
-  readonly kind: "s" | "w";
-  /** The user's key name (unique per kind within a store). */
-  readonly key: string;
-  /** Permits per `interval`. */
-  readonly limit: number;
-  /** ms, as the user gave it. */
-  readonly interval: number;
-  /** µs, an integer. */
-  readonly intervalUs: number;
-  /** Stored permits from idle time (smooth only; 0 for a window). */
-  readonly burst: number;
-  /** Stored permits when the key is new (smooth only). */
-  readonly initial: number;
-}
+/** The id of a waiter whose reserve is queued here, not yet sent (non-empty: "" means between two reservations). */
+const QUEUED = "queued";
+
+export type { PolicySpec } from "./calls.ts";
 
 /** Options every Redis limiter accepts. */
 export interface RedisLimiterOptions {
@@ -70,44 +57,6 @@ export interface RedisLimiterOptions {
   /** Overrides the store's failure policy for this limiter. @default the store's */
   failure?: FailurePolicy;
 }
-
-let nextSeq = 0;
-
-type State = "reserving" | "waiting" | "done";
-
-class Waiter implements HeapItem {
-  readonly permits: number;
-  readonly seq = nextSeq++;
-  readonly maxWait: number;
-  readonly signal: AbortSignal | undefined;
-  state: State = "reserving";
-  id = "";
-  /** Local time the current reserve was sent. */
-  sentAt = 0;
-  grantAt = 0;
-  index = -1;
-  resolve: () => void = noop;
-  reject: (reason: unknown) => void = noop;
-  onAbort: (() => void) | undefined = undefined;
-
-  constructor(permits: number, maxWait: number, signal: AbortSignal | undefined) {
-    this.permits = permits;
-    this.maxWait = maxWait;
-    this.signal = signal;
-  }
-}
-
-function noop(): void {}
-
-/** A random reservation id (96 bits, hex): unique across the fleet without coordination. */
-function newId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  let id = "";
-  for (const b of bytes) id += b.toString(16).padStart(2, "0");
-  return id;
-}
-
-const RESOLVED: Promise<void> = Promise.resolve();
 
 /**
  * Base of the Redis limiters: a set of policy specs evaluated atomically by the scripts, and the
@@ -126,17 +75,15 @@ export abstract class RedisLimiter implements Limiter {
   /** The policies every decision covers, in key order. @internal */
   readonly specs: readonly PolicySpec[];
   readonly #clock: Clock;
-  readonly #policyKeys: readonly string[];
-  readonly #specArgs: readonly string[];
+  readonly #calls: PolicyCalls;
+  readonly #batch: ReserveBatcher<Waiter | Probe>;
   readonly #maxWait: number;
   readonly #maxQueue: number;
   readonly #maxPermits: number;
   readonly #failure: FailurePolicy;
   readonly #locals = new Map<number, GatedLimiter>();
-  readonly #heap = new TimerHeap<Waiter>();
+  readonly #grants: GrantTimer;
   #reserving = 0;
-  #timer: TimerHandle | undefined = undefined;
-  #timerAt = Infinity;
   /** Local pause: waiters whose reserve was sent before `#pausedSince` and granted before `#pausedUntil` re-reserve. */
   #pausedSince = -Infinity;
   #pausedUntil = -Infinity;
@@ -150,15 +97,11 @@ export abstract class RedisLimiter implements Limiter {
     this.store = store;
     this.specs = specs;
     this.#clock = store.clock;
-    const keys: string[] = [];
-    const args: string[] = [String(specs.length)];
-    for (const spec of specs) {
-      const base = `${store.prefix}${spec.kind}:${spec.key}`;
-      keys.push(base, spec.kind === "s" ? `${base}:q` : `${base}:m`);
-      args.push(spec.kind, String(spec.limit), String(spec.intervalUs), String(spec.burst), String(spec.initial));
-    }
-    this.#policyKeys = keys;
-    this.#specArgs = args;
+    this.#calls = new PolicyCalls(store, specs);
+    this.#grants = new GrantTimer(this.#clock, (waiters) => {
+      for (const waiter of waiters) this.#settle(waiter, true);
+    });
+    this.#batch = new ReserveBatcher<Waiter | Probe>(this.#calls, this.#batchHandler);
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
     this.#maxPermits = Math.min(...specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
@@ -167,12 +110,12 @@ export abstract class RedisLimiter implements Limiter {
 
   /** Every Redis key this limiter's decisions touch (besides per-reservation records). */
   get keys(): readonly string[] {
-    return this.#policyKeys;
+    return this.#calls.policyKeys;
   }
 
   /** How many callers wait on this limiter in this process (reserving or holding a reservation). */
   get queued(): number {
-    return this.#reserving + this.#heap.size;
+    return this.#reserving + this.#grants.size;
   }
 
   /** How many reserve calls of this limiter await a reply. */
@@ -182,7 +125,7 @@ export abstract class RedisLimiter implements Limiter {
 
   /** True while a timer is armed (only while waiters hold reservations). */
   get hasTimer(): boolean {
-    return this.#timer !== undefined;
+    return this.#grants.armed;
   }
 
   /**
@@ -255,8 +198,13 @@ export abstract class RedisLimiter implements Limiter {
     this.#checkPermits(permits);
     if (!this.store.isDown()) {
       try {
-        const id = newId();
-        const reply = await this.store.call("reserve", this.#keys(id), this.#args(id, permits, 0));
+        const probe = new Probe(permits);
+        const replied = new Promise<Reply>((resolve, reject) => {
+          probe.resolve = resolve;
+          probe.reject = reject;
+        });
+        this.#batch.enqueue(probe, 0);
+        const reply = await replied;
         if (reply.code === CODE.ok || reply.code === CODE.replay) {
           if (reply.delay === 0) return 0;
         }
@@ -303,15 +251,14 @@ export abstract class RedisLimiter implements Limiter {
     // Waiters due before the pause ends give their slots back (newest first, so the freed suffix is
     // reclaimed whole) and queue again behind the pause, in order. The new reserves wait for the pause
     // and the cancels to be answered: a NOSCRIPT resend must not let them overtake.
-    const due = this.#heap.items().filter((w) => w.grantAt < this.#pausedUntil);
+    const due = this.#grants.items().filter((w) => w.grantAt < this.#pausedUntil);
     due.sort((a, b) => a.grantAt - b.grantAt || a.seq - b.seq);
     const cancels: Promise<unknown>[] = [paused];
     for (let i = due.length - 1; i >= 0; i--) {
       const waiter = due[i]!;
-      this.#heap.remove(waiter);
+      this.#grants.remove(waiter);
       cancels.push(this.#cancel(waiter.id));
     }
-    this.#arm();
     this.#pauseSettled = Promise.allSettled(cancels);
     this.#requeue(due, this.#pauseSettled);
   }
@@ -333,12 +280,23 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   /** @internal one reserve script call, bypassing the local queue (tests, benchmarks). */
-  reserveOnce(id: string, permits: number, maxWait: number = Infinity): Promise<Reply> {
-    return this.store.call("reserve", this.#keys(id), this.#args(id, permits, maxWait));
+  reserveOnce(batch: string, permits: number, maxWait: number = Infinity): Promise<Reply> {
+    return this.reserveBatch(batch, [permits], [maxWait]).then((replies) => replies[0]!);
   }
 
-  /** @internal one cancel script call (tests). */
+  /**
+   * @internal one reserve script call deciding several requests in order, bypassing the local queue
+   * (tests, benchmarks); the i-th request (from 1) is the reservation `<batch>/<i>`.
+   */
+  reserveBatch(batch: string, permits: readonly number[], maxWaits: readonly number[]): Promise<Reply[]> {
+    const calls = this.#calls;
+    return this.store.call("reserve", calls.reserveKeys(batch), calls.reserveArgs(batch, permits, maxWaits), (reply) =>
+      parseBatchReply(reply, permits.length));
+  }
+
+  /** @internal one cancel script call (tests): reservation `<batch>/<i>`, or a bare `batch` for `<batch>/1`. */
   cancelOnce(id: string): Promise<Reply> {
+    if (!id.includes("/")) id = reservationId(id, 1);
     return this.store.call("cancel", this.#keys(id), this.#args(id, 0, Infinity));
   }
 
@@ -348,53 +306,47 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   #pauseArgs(ms: number): string[] {
-    const store = this.store;
-    return [store.nowArg(), "", String(Math.round(ms * 1000)), "inf", "0", "0", String(store.keyTtlMargin), "0", ...this.#specArgs];
+    return this.#calls.pauseArgs(ms);
   }
 
   #keys(id: string): string[] {
-    return [this.store.recordKey(id), ...this.#policyKeys];
+    return this.#calls.keys(id);
   }
 
   #args(id: string, permits: number, maxWait: number): string[] {
-    const store = this.store;
-    return [
-      store.nowArg(),
-      id,
-      String(permits),
-      maxWait === Infinity ? "inf" : String(Math.floor(maxWait * 1000)),
-      String(store.maxPending),
-      String(store.cancelGrace),
-      String(store.keyTtlMargin),
-      String(store.tombstoneTtl),
-      ...this.#specArgs,
-    ];
+    return this.#calls.args(id, permits, maxWait);
   }
 
   #reserve(waiter: Waiter, maxWait: number = waiter.maxWait): void {
-    const id = newId();
-    waiter.id = id;
+    waiter.id = QUEUED; // the batcher names it when its call goes out
     waiter.state = "reserving";
     waiter.sentAt = this.#clock.now();
     this.#reserving++;
-    let args: string[];
-    try {
-      args = this.#args(id, waiter.permits, maxWait);
-    } catch (error) {
-      this.#reserving--;
-      this.#settle(waiter, false, error);
-      return;
-    }
-    this.store.call("reserve", this.#keys(id), args)
-      .then((reply) => this.#onReply(waiter, id, reply), (error: unknown) => this.#onFailure(waiter, id, error))
-      .catch((error: unknown) => {
-        // Defensive: a waiter always settles, and nothing escapes as an unhandled rejection.
-        if (waiter.state === "done") return;
-        if (waiter.state === "reserving") this.#reserving--;
-        else this.#heap.remove(waiter);
-        this.#settle(waiter, false, error);
-      });
+    this.#batch.enqueue(waiter, maxWait);
   }
+
+  /** How the batcher hands each request's outcome back: waiters to the queue, probes to `tryAcquireAsync`. */
+  readonly #batchHandler: BatchHandler<Waiter | Probe> = {
+    live: (item) => item instanceof Probe || item.state === "reserving",
+    reply: (item, reply) => {
+      if (item instanceof Probe) item.resolve(reply);
+      else this.#onReply(item, item.id, reply);
+    },
+    fail: (item, error, sent) => {
+      if (item instanceof Probe) item.reject(error);
+      else this.#onFailure(item, item.id, error, sent);
+    },
+    broken: (item, error) => {
+      if (item instanceof Probe) {
+        item.reject(error);
+        return;
+      }
+      if (item.state === "done") return;
+      if (item.state === "reserving") this.#reserving--;
+      else this.#grants.remove(item);
+      this.#settle(item, false, error);
+    },
+  };
 
   #onReply(waiter: Waiter, id: string, reply: Reply): void {
     if (waiter.id !== id || waiter.state !== "reserving") return; // aborted: its cancel is already on its way
@@ -416,8 +368,7 @@ export abstract class RedisLimiter implements Limiter {
         }
         waiter.state = "waiting";
         waiter.grantAt = grantAt;
-        this.#heap.push(waiter);
-        this.#arm();
+        this.#grants.push(waiter);
         return;
       }
       case CODE.wait:
@@ -436,8 +387,8 @@ export abstract class RedisLimiter implements Limiter {
     }
   }
 
-  #onFailure(waiter: Waiter, id: string, error: unknown): void {
-    if (error instanceof RedisUnavailableError) this.#cancel(id); // it may still execute: void it
+  #onFailure(waiter: Waiter, id: string, error: unknown, sent: boolean): void {
+    if (sent && error instanceof RedisUnavailableError) this.#cancel(id); // it may still execute: void it
     if (waiter.id !== id || waiter.state !== "reserving") {
       if (error instanceof RedisUnavailableError || error instanceof RedisCommandError) {
         this.store.report("reserve", error);
@@ -456,38 +407,23 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   /** The failure policy for one acquire. */
-  #unavailable(
-    permits: number,
-    maxWait: number,
-    signal: AbortSignal | undefined,
-    error: RedisUnavailableError,
-  ): Promise<void> {
-    const failure = this.#failure;
-    if (failure === "open") return RESOLVED;
-    if (failure === "closed") return Promise.reject(error);
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
-    try {
-      return this.fallbackLimiter()!.acquire(permits, maxWait === Infinity ? { signal } : { signal, maxWait });
-    } catch (fallbackError) {
-      return Promise.reject(fallbackError); // e.g. more permits than the local share can ever grant
-    }
+  #unavailable(permits: number, maxWait: number, signal: AbortSignal | undefined, error: RedisUnavailableError): Promise<void> {
+    return acquireUnavailable(this.#failure, () => this.fallbackLimiter(), permits, maxWait, signal, error);
   }
 
   #tryUnavailable(permits: number, error: RedisUnavailableError): number {
-    const failure = this.#failure;
-    if (failure === "open") return 0;
-    if (failure === "closed") throw error;
-    return this.fallbackLimiter()!.tryAcquire(permits);
+    return tryUnavailable(this.#failure, () => this.fallbackLimiter(), permits, error);
   }
 
   #abort(waiter: Waiter): void {
     if (waiter.state === "done") return;
     if (waiter.state === "reserving") this.#reserving--;
     else {
-      this.#heap.remove(waiter);
-      this.#arm();
+      this.#grants.remove(waiter);
     }
-    if (waiter.id !== "") this.#cancel(waiter.id); // "" = between two reservations, the old one already cancelled
+    // "" = between two reservations, the old one already cancelled; unsent = still queued here, the
+    // batcher skips it and Redis never hears of it.
+    if (waiter.id !== "" && waiter.sent) this.#cancel(waiter.id);
     this.#settle(waiter, false, abortReason(waiter.signal!));
   }
 
@@ -523,33 +459,6 @@ export abstract class RedisLimiter implements Limiter {
     const at = this.#clock.now() + ms;
     if (at > this.#hintAt) this.#hintAt = at;
   }
-
-  #arm(): void {
-    const head = this.#heap.peek();
-    const at = head === undefined ? Infinity : head.grantAt;
-    if (at === this.#timerAt && this.#timer !== undefined) return;
-    if (this.#timer !== undefined) {
-      this.#clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
-    this.#timerAt = at;
-    if (at === Infinity) return;
-    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(at - this.#clock.now())));
-    this.#timer = this.#clock.setTimeout(this.#onTimer, delay);
-  }
-
-  readonly #onTimer = (): void => {
-    this.#timer = undefined;
-    this.#timerAt = Infinity;
-    const now = this.#clock.now();
-    let granted: Waiter[] | undefined;
-    for (let head = this.#heap.peek(); head !== undefined && head.grantAt <= now; head = this.#heap.peek()) {
-      this.#heap.pop();
-      (granted ??= []).push(head);
-    }
-    this.#arm();
-    if (granted !== undefined) for (const waiter of granted) this.#settle(waiter, true);
-  };
 
   #checkPermits(permits: unknown): asserts permits is number {
     checkPermits(permits, this.#maxPermits);

@@ -24,15 +24,19 @@
  *   to a binary search over ranks after a lull. Grants are FIFO (`at ≥` the newest entry), which
  *   keeps time order and count order the same. A cancel removes the entry and renumbers the later
  *   ones, so the window stays exact.
- * - reservation record (`…:r:<id>`): `"<at>|<n>"`, kept `grace` ms past `at` so a cancel sent after
- *   an ambiguous timeout still refunds; a cancel turns it into a tombstone `"x"` that a late or
- *   retried reserve honours, so nothing is ever refunded twice or taken after its cancel.
+ * - reservation records (`…:r:<call>`, a hash per reserve call, field `<i>` for the reservation
+ *   `<call>/<i>`): `"<at>|<n>"`, kept `grace` ms past the call's last `at` so a cancel sent after an
+ *   ambiguous timeout still refunds; a cancel turns the field into a tombstone `"x"` (and keeps the
+ *   hash at least `tombstone` ms) that a late or retried reserve honours, so nothing is ever refunded
+ *   twice or taken after its cancel.
  *
  * Loops are bounded by O(log M) probes, never by the number of entries, so a script never holds the
  * server for long (Redis answers BUSY to everyone while a script runs).
  *
  * @module
  */
+
+import { Script } from "./script.ts";
 
 /** Reply codes of the scripts (first element of the reply array). */
 export const CODE = Object.freeze({
@@ -52,9 +56,9 @@ export const CODE = Object.freeze({
 
 /**
  * Shared Lua: argument parsing, number formatting, and the two policies. ARGV layout for every
- * operation: [1] now µs ('' = use TIME), [2] id, [3] n or duration, [4] maxWait µs ('inf' = none),
+ * operation (reserve: see RESERVE): [1] now µs ('' = use TIME), [2] id, [3] n or duration, [4] maxWait µs ('inf' = none),
  * [5] maxPending, [6] grace ms, [7] margin ms, [8] tombstone ms, [9] policy count, then 5 slots per
- * policy: kind ('s'|'w'), limit, interval µs, burst, initial. KEYS: [1] record, then 2 per policy.
+ * policy: kind ('s'|'w'), limit, interval µs, burst, initial. KEYS: [1] record hash, then 2 per policy.
  */
 const PRELUDE = `
 local function now_us()
@@ -72,13 +76,15 @@ end
 local MARGIN = tonumber(ARGV[7])
 local GRACE = tonumber(ARGV[6])
 
-local function policies()
+-- koff: how many keys precede the policy keys (cancel/pause: the record; reserve: none)
+local function policies(koff)
   local list = {}
   local count = tonumber(ARGV[9])
   for i = 1, count do
     local b = 9 + (i - 1) * 5
     list[i] = { kind = ARGV[b + 1], lim = tonumber(ARGV[b + 2]), iv = tonumber(ARGV[b + 3]),
-      burst = tonumber(ARGV[b + 4]), init = tonumber(ARGV[b + 5]), k1 = KEYS[2 * i], k2 = KEYS[2 * i + 1] }
+      burst = tonumber(ARGV[b + 4]), init = tonumber(ARGV[b + 5]), k1 = KEYS[koff + 2 * i - 1],
+      k2 = KEYS[koff + 2 * i] }
   end
   return list
 end
@@ -191,18 +197,24 @@ local function w_load(P, now)
     P.tlast = false; P.clast = 0
   end
 end
+-- a batch's new window entries are added in one ZADD, flushed before anything reads the zset again
+local function w_flush(P)
+  if P.adds and #P.adds > 0 then redis.call('ZADD', P.k1, unpack(P.adds)); P.adds = {} end
+end
 local function w_earliest(P, n, now)
   local e = now
   if P.p and P.p > e then e = P.p end
   if not P.tlast then return e end
   if P.tlast > e then e = P.tlast end
   if not P.fc then
+    w_flush(P)
     local first = redis.call('ZRANGE', P.k1, 0, 0, 'WITHSCORES')
     local _, nf = w_parse(first[1])
     P.fn = nf; P.fc = tonumber(first[2])
   end
   local left = P.fc - P.fn
   if P.clast - left + n <= P.lim then return e end
+  w_flush(P)
   local j = redis.call('ZRANGEBYSCORE', P.k1, fint(P.clast - P.lim + n), '+inf', 'LIMIT', 0, 1)
   local leaves = w_parse(j[1]) + P.iv
   if leaves > e then e = leaves end
@@ -215,72 +227,157 @@ local function w_ttl(P, now)
 end
 `;
 
-/** reserve: decide and take on every key at one instant, or write nothing. */
+/**
+ * reserve: a BATCH of reservations, decided one after the other in arrival order, each exactly as if
+ * it were alone in its own call: every request takes on every key at one instant, or writes nothing.
+ * The policy state is loaded once, carried in Lua between requests, and saved once, so one call's
+ * fixed cost (the round trip, the script's start, loading and saving the state) is shared by the
+ * whole batch; per request remain the record write and, for a window, its zset entry.
+ *
+ * Records: one hash per batch, `…:r:<batch>`, field `<i>` = `"<at>|<n>"` (or the tombstone `x`) for
+ * the reservation `<batch>/<i>` — one write and one expiry per call instead of one key per request.
+ *
+ * KEYS: 2 per policy, then the batch's record hash. ARGV: the common layout with [2] = the number of
+ * requests and [3] = the batch id, then 2 slots per request after the policies: n, maxWait µs
+ * ('inf' = none). Reply: 3 integers per request, code, delay µs, grant µs.
+ */
 const RESERVE = `${PRELUDE}
 local now = now_us()
-local id = ARGV[2]
-local n = tonumber(ARGV[3])
-local rec = redis.call('GET', KEYS[1])
-if rec then
-  if rec == 'x' then return {4, '0', '0'} end
-  local g = tonumber(string.match(rec, '^(%-?%d+)|'))
-  local d = g - now
-  if d < 0 then d = 0 end
-  return {5, fint(d), fint(g)}
+local list = policies(0)
+local rk = KEYS[2 * #list + 1]
+local count = tonumber(ARGV[2])
+local batch = ARGV[3]
+local abase = 9 + 5 * #list
+local cap = tonumber(ARGV[5])
+-- a batch seen before (a resent command) or cancelled ahead (tombstones) has its record hash already
+local existed = redis.call('EXISTS', rk) == 1
+local recs = {}
+if existed then
+  local fields = {}
+  for r = 1, count do fields[r] = r end
+  recs = redis.call('HMGET', rk, unpack(fields))
 end
-local list = policies()
-local at = now
-for _, P in ipairs(list) do
-  local e
-  if P.kind == 's' then s_load(P, now); s_prune(P, now); e = s_earliest(P, n, now)
-  else w_load(P, now); e = w_earliest(P, n, now) end
-  if e > at then at = e end
+local out = {}
+local o = 0
+local writes = {}
+local w = 0
+local keep = 0
+local loaded = false
+local took = false
+for r = 1, count do
+  local b = abase + 2 * (r - 1)
+  local id = batch .. '/' .. r
+  local n = tonumber(ARGV[b + 1])
+  local rec = recs[r]
+  if rec then
+    if rec == 'x' then
+      out[o + 1] = 4; out[o + 2] = 0; out[o + 3] = 0; o = o + 3
+    else
+      local g = tonumber(string.match(rec, '^(%-?%d+)|'))
+      local d = g - now
+      if d < 0 then d = 0 end
+      out[o + 1] = 5; out[o + 2] = d; out[o + 3] = g; o = o + 3
+    end
+  else
+    if not loaded then
+      loaded = true
+      for _, P in ipairs(list) do
+        if P.kind == 's' then s_load(P, now); s_prune(P, now)
+        else w_load(P, now); P.adds = {}; P.card = false end
+      end
+    end
+    local at = now
+    for _, P in ipairs(list) do
+      local e
+      if P.kind == 's' then e = s_earliest(P, n, now)
+      else e = w_earliest(P, n, now) end
+      if e > at then at = e end
+    end
+    at = math.ceil(at)
+    local delay = at - now
+    local code = 1
+    local mw = ARGV[b + 2]
+    if mw ~= 'inf' and delay > tonumber(mw) then code = 2
+    elseif delay > 0 then
+      for _, P in ipairs(list) do
+        if P.kind == 's' then
+          if P.qn >= cap then code = 3; break end
+        elseif P.tlast then
+          if not P.card then w_flush(P); P.card = redis.call('ZCARD', P.k1) end
+          if P.card >= P.lim + cap then code = 3; break end
+        end
+      end
+    end
+    if code == 1 then
+      took = true
+      local ats = fint(at)
+      for _, P in ipairs(list) do
+        if P.kind == 's' then
+          -- the state before this take, formatted only when written (an undo entry, or the last take at save)
+          local ba, bc = P.a, P.c
+          s_take(P, n, at)
+          P.s = P.s + 1
+          if delay > 0 then
+            redis.call('ZADD', P.k2, P.s, id)
+            redis.call('HSET', P.k1, 'b:' .. id, ats .. '|' .. fint(ba) .. '|' .. fnum(bc))
+            P.qn = P.qn + 1
+          elseif P.qn > 0 then
+            P.bar = P.s
+          end
+          P.l = id; P.la = ba; P.lc = bc
+          P.took = true
+        else
+          P.clast = P.clast + n
+          P.adds[#P.adds + 1] = P.clast
+          P.adds[#P.adds + 1] = ats .. '|' .. fint(n) .. '|' .. id
+          P.tlast = at
+          if P.card then P.card = P.card + 1 end
+        end
+      end
+      writes[w + 1] = r; writes[w + 2] = ats .. '|' .. n; w = w + 2
+      local t = ttl(delay, GRACE)
+      if t > keep then keep = t end
+    end
+    out[o + 1] = code; out[o + 2] = delay; out[o + 3] = at; o = o + 3
+  end
 end
-at = math.ceil(at)
-local delay = at - now
-if ARGV[4] ~= 'inf' and delay > tonumber(ARGV[4]) then return {2, fint(delay), fint(at)} end
-if delay > 0 then
-  local cap = tonumber(ARGV[5])
+if took then
+  redis.call('HSET', rk, unpack(writes))
+  -- the records live GRACE past the batch's last grant (longer if tombstones already asked for it)
+  if existed then
+    local left = redis.call('PTTL', rk)
+    if left > keep then keep = left end
+  end
+  redis.call('PEXPIRE', rk, keep)
   for _, P in ipairs(list) do
     if P.kind == 's' then
-      if P.qn >= cap then return {3, fint(delay), fint(at)} end
-    elseif P.tlast and redis.call('ZCARD', P.k1) >= P.lim + cap then return {3, fint(delay), fint(at)} end
-  end
-end
-for _, P in ipairs(list) do
-  if P.kind == 's' then
-    local before = fint(P.a) .. '|' .. fnum(P.c)
-    s_take(P, n, at)
-    P.s = P.s + 1
-    if delay > 0 then
-      redis.call('ZADD', P.k2, P.s, id)
-      redis.call('HSET', P.k1, 'b:' .. id, fint(at) .. '|' .. before)
-      P.qn = P.qn + 1
-    elseif P.qn > 0 then
-      P.bar = P.s
+      if P.took then
+        P.lb = fint(P.la) .. '|' .. fnum(P.lc)
+        s_save(P, now)
+      end
+    elseif P.tlast then
+      w_flush(P)
+      redis.call('PEXPIRE', P.k1, ttl(P.tlast + P.iv - now, MARGIN))
     end
-    P.l = id; P.lb = before
-    s_save(P, now)
-  else
-    redis.call('ZADD', P.k1, P.clast + n, fint(at) .. '|' .. fint(n) .. '|' .. id)
-    redis.call('PEXPIRE', P.k1, ttl(at + P.iv - now, MARGIN))
   end
 end
-redis.call('SET', KEYS[1], fint(at) .. '|' .. n, 'PX', ttl(delay, GRACE))
-return {1, fint(delay), fint(at)}
+return out
 `;
 
 /** cancel: give a reservation back (idempotent by id; leaves a tombstone). */
 const CANCEL = `${PRELUDE}
 local now = now_us()
 local id = ARGV[2]
-local rec = redis.call('GET', KEYS[1])
+local field = string.match(id, '/(%d+)$')
+local rec = redis.call('HGET', KEYS[1], field)
 if rec == 'x' then return {0, '0', '0'} end
-redis.call('SET', KEYS[1], 'x', 'PX', tonumber(ARGV[8]))
+redis.call('HSET', KEYS[1], field, 'x')
+local left = redis.call('PTTL', KEYS[1])
+if left < tonumber(ARGV[8]) then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[8])) end
 if not rec then return {0, '0', '0'} end
 local g, n = string.match(rec, '^(%-?%d+)|(%d+)$')
 g = tonumber(g); n = tonumber(n)
-for _, P in ipairs(policies()) do
+for _, P in ipairs(policies(1)) do
   if P.kind == 's' then
     s_load(P, now)
     if P.exists then
@@ -326,7 +423,7 @@ return {1, fint(n), fint(g)}
 const PAUSE = `${PRELUDE}
 local now = now_us()
 local untilt = now + tonumber(ARGV[3])
-for _, P in ipairs(policies()) do
+for _, P in ipairs(policies(1)) do
   if P.kind == 's' then
     s_load(P, now)
     if not P.p or untilt > P.p then P.p = untilt end
@@ -342,56 +439,6 @@ for _, P in ipairs(policies()) do
 end
 return {1, fint(untilt - now), fint(untilt)}
 `;
-
-/** One script: its source and its SHA-1, the name EVALSHA knows it by. */
-export class Script {
-  readonly name: string;
-  readonly source: string;
-  /** Lowercase hex SHA-1 of `source`, computed synchronously so calls go out in the order they are made. */
-  readonly sha: string;
-
-  constructor(name: string, source: string) {
-    this.name = name;
-    this.source = source;
-    this.sha = sha1Hex(source);
-  }
-}
-
-/** SHA-1 (FIPS 180-4) of a string's UTF-8 bytes. Only used to name scripts, never for security. */
-export function sha1Hex(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  const words = new Uint32Array((((bytes.length + 8) >> 6) + 1) * 16);
-  for (let i = 0; i < bytes.length; i++) words[i >> 2]! |= bytes[i]! << (24 - (i % 4) * 8);
-  words[bytes.length >> 2]! |= 0x80 << (24 - (bytes.length % 4) * 8);
-  words[words.length - 1] = bytes.length * 8;
-  words[words.length - 2] = Math.floor((bytes.length * 8) / 0x100000000);
-  let h0 = 0x67452301, h1 = 0xefcdab89, h2 = 0x98badcfe, h3 = 0x10325476, h4 = 0xc3d2e1f0;
-  const w = new Uint32Array(80);
-  for (let block = 0; block < words.length; block += 16) {
-    for (let t = 0; t < 16; t++) w[t] = words[block + t]!;
-    for (let t = 16; t < 80; t++) {
-      const x = w[t - 3]! ^ w[t - 8]! ^ w[t - 14]! ^ w[t - 16]!;
-      w[t] = (x << 1) | (x >>> 31);
-    }
-    let a = h0, b = h1, c = h2, d = h3, e = h4;
-    for (let t = 0; t < 80; t++) {
-      const f = t < 20 ? (b & c) | (~b & d) : t < 40 ? b ^ c ^ d : t < 60 ? (b & c) | (b & d) | (c & d) : b ^ c ^ d;
-      const k = t < 20 ? 0x5a827999 : t < 40 ? 0x6ed9eba1 : t < 60 ? 0x8f1bbcdc : 0xca62c1d6;
-      const temp = (((a << 5) | (a >>> 27)) + f + e + k + w[t]!) >>> 0;
-      e = d;
-      d = c;
-      c = (b << 30) | (b >>> 2);
-      b = a;
-      a = temp;
-    }
-    h0 = (h0 + a) >>> 0;
-    h1 = (h1 + b) >>> 0;
-    h2 = (h2 + c) >>> 0;
-    h3 = (h3 + d) >>> 0;
-    h4 = (h4 + e) >>> 0;
-  }
-  return [h0, h1, h2, h3, h4].map((h) => h.toString(16).padStart(8, "0")).join("");
-}
 
 /** The three operations. */
 export const SCRIPTS: { readonly reserve: Script; readonly cancel: Script; readonly pause: Script } = Object.freeze({

@@ -243,9 +243,9 @@ export class RedisStore {
     this.#onError = o.onError;
   }
 
-  /** The key of reservation `id`'s record. @internal */
-  recordKey(id: string): string {
-    return `${this.prefix}r:${id}`;
+  /** The key of the records of reserve batch `batch` (a hash, one field per reservation). @internal */
+  recordKey(batch: string): string {
+    return `${this.prefix}r:${batch}`;
   }
 
   /** True while a recent failure says Redis is down (calls skip it until the cooldown ends). */
@@ -279,8 +279,16 @@ export class RedisStore {
    * connection, transient state — and marks the store down for `retryAfterFailure`) or
    * {@link RedisCommandError} (a reply meaning misconfiguration). @internal
    */
-  call(operation: RedisOperation, keys: readonly string[], args: readonly string[]): Promise<Reply> {
-    return new Promise<Reply>((resolve, reject) => {
+  call(operation: RedisOperation, keys: readonly string[], args: readonly string[]): Promise<Reply>;
+  /** The same, with the reply read by `parse` (a reserve batch's replies). @internal */
+  call<T>(operation: RedisOperation, keys: readonly string[], args: readonly string[], parse: (reply: unknown) => T): Promise<T>;
+  call(
+    operation: RedisOperation,
+    keys: readonly string[],
+    args: readonly string[],
+    parse: (reply: unknown) => unknown = parseReply,
+  ): Promise<unknown> {
+    return new Promise<unknown>((resolve, reject) => {
       let done = false;
       const timer = this.clock.setTimeout(() => {
         if (done) return;
@@ -294,7 +302,7 @@ export class RedisStore {
           done = true;
           this.clock.clearTimeout(timer);
           try {
-            resolve(parseReply(reply));
+            resolve(parse(reply));
           } catch (error) {
             reject(new RedisCommandError(operation, (error as Error).message, { cause: error }));
           }

@@ -1,0 +1,58 @@
+/**
+ * What a Redis limiter does for a request while Redis is unavailable: the failure policy, applied to
+ * one `acquire` or one `tryAcquireAsync`.
+ *
+ * @module
+ */
+import { abortReason } from "../../limiters/gate.ts";
+import type { Limiter } from "../../limiters/limiter.ts";
+import type { RedisUnavailableError } from "./errors.ts";
+import type { FailurePolicy } from "./store.ts";
+import { RESOLVED } from "./waiter.ts";
+
+/**
+ * The failure policy for one acquire: `open` grants, `closed` rejects with `error`, a fallback
+ * limiter (`fallback()`, built on first use) decides otherwise. @internal
+ *
+ * @example
+ * ```ts
+ * await acquireUnavailable("open", () => undefined, 1, Infinity, undefined, error); // resolves at once
+ * ```
+ */
+export function acquireUnavailable(
+  failure: FailurePolicy,
+  fallback: () => Limiter | undefined,
+  permits: number,
+  maxWait: number,
+  signal: AbortSignal | undefined,
+  error: RedisUnavailableError,
+): Promise<void> {
+  if (failure === "open") return RESOLVED;
+  if (failure === "closed") return Promise.reject(error);
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
+  try {
+    return fallback()!.acquire(permits, maxWait === Infinity ? { signal } : { signal, maxWait });
+  } catch (fallbackError) {
+    return Promise.reject(fallbackError); // e.g. more permits than the local share can ever grant
+  }
+}
+
+/**
+ * The failure policy for one try: `open` answers 0 (taken), `closed` throws `error`, a fallback
+ * limiter answers with its own `tryAcquire`. @internal
+ *
+ * @example
+ * ```ts
+ * tryUnavailable("open", () => undefined, 1, error); // 0
+ * ```
+ */
+export function tryUnavailable(
+  failure: FailurePolicy,
+  fallback: () => Limiter | undefined,
+  permits: number,
+  error: RedisUnavailableError,
+): number {
+  if (failure === "open") return 0;
+  if (failure === "closed") throw error;
+  return fallback()!.tryAcquire(permits);
+}
