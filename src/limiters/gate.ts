@@ -27,6 +27,7 @@
  * @module
  */
 import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
+import { gateTime, gateTimeAtLeast } from "./gate-time.ts";
 import type { Policy } from "./policy.ts";
 import { ProbeQueue } from "./predict.ts";
 import { newEpoch, type ScanQueue, scanQueues } from "./scan.ts";
@@ -45,9 +46,10 @@ export class Gate {
   readonly active: Set<WaitQueue> = new Set();
   /** The epoch of the last scan: a policy with this `heldEpoch` is held by a waiter. */
   epoch = newEpoch();
-  #lastNow = -Infinity;
   #timer: TimerHandle | undefined = undefined;
   #timerAt = Infinity;
+  /** The gate time by which the armed timer fires (≤ `#timerAt` when a long delay is capped). */
+  #timerDue = -Infinity;
 
   constructor(clock: Clock) {
     this.clock = clock;
@@ -60,11 +62,50 @@ export class Gate {
     return gate;
   }
 
-  /** The clock's time, clamped so it never goes backwards: a clock stepping back mints nothing. */
+  /**
+   * Gate time (see `gate-time.ts`): never backwards, never stalled by a clock stepping back.
+   * @throws {TypeError} when `clock.now()` returns anything but a finite number
+   */
   now(): number {
-    const t = this.clock.now();
-    if (t > this.#lastNow) this.#lastNow = t;
-    return this.#lastNow;
+    return gateTime(this.clock);
+  }
+
+  /**
+   * Gate time where nobody can catch a throw (a timer, a task's completion, an abort listener): a
+   * clock that fails rejects every waiter of the domain with its error instead, since none of them
+   * can be timed any more; `undefined` then.
+   */
+  #nowOrFail(): number | undefined {
+    try {
+      return gateTime(this.clock);
+    } catch (error) {
+      this.#failAll(error);
+      return undefined;
+    }
+  }
+
+  #failAll(error: unknown): void {
+    this.#arm(Infinity, 0);
+    const failed: Waiter[] = [];
+    for (const queue of this.active) {
+      for (let w = queue.head; w !== null; w = w.next) failed.push(w);
+      queue.head = queue.tail = null;
+      queue.size = 0;
+    }
+    this.active.clear();
+    failed.sort((a, b) => a.seq - b.seq);
+    const rejection = Promise.reject(error);
+    rejection.catch(() => {});
+    for (const waiter of failed) {
+      waiter.prev = waiter.next = null;
+      if (waiter.signal !== undefined) unwatch(waiter);
+      waiter.resolve(rejection);
+    }
+  }
+
+  /** Serves the waiters already due when the timer is overdue, before a newcomer is considered. */
+  serveOverdue(now: number): void {
+    if (this.#timerAt <= now) this.scan(now);
   }
 
   /** True while a waiter holds any of these policies (a newcomer must queue behind it). */
@@ -73,9 +114,11 @@ export class Gate {
     return false;
   }
 
-  /** Grants now if nobody is ahead and every policy allows it; returns whether it did. */
+  /**
+   * Grants now if nobody is ahead and every policy allows it; returns whether it did. Call
+   * {@link Gate.serveOverdue} first: those already due go before a newcomer.
+   */
   tryTakeNow(queue: WaitQueue, permits: number, now: number, hold: boolean): boolean {
-    if (this.#timerAt <= now) this.scan(now); // an overdue timer: serve those already due first
     if (queue.head !== null) return false;
     const policies = queue.policies;
     if (this.isHeld(policies)) return false;
@@ -93,7 +136,9 @@ export class Gate {
    */
   predict(queue: WaitQueue, permits: number, now: number): number {
     const policies = queue.policies;
-    if (queue.head === null && !this.isHeld(policies)) {
+    // Only with nobody waiting anywhere in the domain: a waiter on another channel may take a shared
+    // policy first, even one that stops it on nothing this request needs.
+    if (this.active.size === 0) {
       let at = now;
       for (let i = 0; i < policies.length; i++) at = Math.max(at, policies[i]!.earliest(permits, now));
       if (at !== Infinity) return at - now; // else only in-flight work blocks: simulate its completion
@@ -172,7 +217,8 @@ export class Gate {
 
   /** Ends held grants (their task completed) and lets waiters use the capacity that frees. */
   release(policies: readonly Policy[], permits: number): void {
-    const now = this.now();
+    const now = this.#nowOrFail();
+    if (now === undefined) return;
     for (let i = 0; i < policies.length; i++) policies[i]!.release?.(permits, now);
     this.scan(now);
   }
@@ -182,7 +228,8 @@ export class Gate {
    * is rescanned once the drain ends (a pass per task would be wasted work).
    */
   stampStart(policies: readonly Policy[], permits: number): void {
-    const now = this.now();
+    const now = this.#nowOrFail();
+    if (now === undefined) return;
     for (let i = 0; i < policies.length; i++) policies[i]!.release?.(permits, now);
     stamped.add(this);
   }
@@ -195,7 +242,9 @@ export class Gate {
   }
 
   /** Runs the grant rule now and re-arms the timer for the next change. */
-  scan(now: number = this.now()): void {
+  scan(at?: number): void {
+    const now = at ?? this.#nowOrFail();
+    if (now === undefined) return;
     let granted: Waiter[] | undefined;
     let wake = Infinity;
     // A new epoch invalidates every held-mark, including those of waiters that have since left.
@@ -230,7 +279,6 @@ export class Gate {
     b.active.clear();
     b.#arm(Infinity, 0);
     b.forward = a;
-    if (b.#lastNow > a.#lastNow) a.#lastNow = b.#lastNow;
     a.scan();
     return a;
   }
@@ -268,12 +316,20 @@ export class Gate {
     this.#timerAt = wake;
     if (wake === Infinity) return;
     const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, wake - now));
+    this.#timerDue = now + delay;
     this.#timer = this.clock.setTimeout(this.#onTimer, delay);
   }
 
   readonly #onTimer = (): void => {
     this.#timer = undefined;
     this.#timerAt = Infinity;
-    this.scan();
+    let now: number;
+    try {
+      now = gateTimeAtLeast(this.clock, this.#timerDue);
+    } catch (error) {
+      this.#failAll(error);
+      return;
+    }
+    this.scan(now);
   };
 }
