@@ -6,21 +6,29 @@
  * per-channel combinations that include it). It has one gate, one timer and one order. Each limiter
  * object owns a FIFO {@link WaitQueue}; every waiter carries a global arrival number (`seq`).
  *
- * The grant rule, evaluated by {@link scanQueues} at each instant, visiting waiters in arrival order:
- *   a waiter behind another on the same limiter waits for it (FIFO per limiter) and holds nothing;
- *   a waiter at the front is granted when none of its policies is *held* and every policy allows it
- *   now; otherwise it *holds* the policies that stop it: those held already (it queues behind the
- *   earlier waiter) and those whose `earliest` is still in the future.
- * So waiters are served first come, first served on every limiter they share; ties at one instant go
- * in submission order; a large request at the front is never starved by later small ones; and a
- * waiter that only waits for its own channel's limit holds no place on the shared (overall) limit —
- * a request on another channel never waits for this channel's limit.
- * A grant makes its policies less available, so after each grant the waiters already stopped in the
- * pass are re-checked on the policies they share with it: one that now stops them is held too (else a
- * stream of small requests could starve a large one). With that, one pass in arrival order decides the
- * instant: nothing stopped can become grantable again within it.
+ * The grant rule — reservations with backfilling, as EASY/conservative backfilling in job schedulers —
+ * evaluated by {@link scanQueues} at each instant, visiting the front waiter of each limiter in arrival
+ * order (a waiter behind another on the same limiter waits for it: FIFO per limiter):
+ *   a front waiter W is granted when every policy allows it now and taking its permits would not push
+ *   any earlier stopped waiter past its reservation; otherwise W is stopped and *reserves* its time
+ *   T = max over its policies of `earliest(n, now)`: a later request may take a policy W needs only if,
+ *   after that take, W still fits on it by T (checked on a copy of the policy, see `conflicts`).
+ * So a later request on another channel still flows when it does not delay W (W waits for its own
+ * channel; the overall limit has room for both), and otherwise queues. A stopped waiter's time never
+ * moves later because of a later request, so the earliest stopped waiter of the domain is granted by
+ * its T, then the next one becomes the earliest: nobody starves — not a combination beside callers
+ * looping on each of its members (the waiter no longer lets go of one limit while it waits for the
+ * other), not a large request behind a stream of small ones. Earlier waiters do go first: a waiter's
+ * T may move later when an earlier one is granted (and later requests are checked against each
+ * reservation on its own, so their takes plus an earlier waiter's may together delay a waiter that
+ * shares a limit with both: late, never starved).
+ * A waiter with no finite T (it waits for in-flight work to complete: `countFrom: "completion"`), or
+ * stuck behind one, falls back to holding the policies that stop it, which nobody else may take.
+ * The passing of time alone never undoes a conflict (permits taken stay counted past the reserved
+ * time), so the timer is armed for the earliest time a stopped waiter's own policies free up; one pass
+ * in arrival order decides the instant.
  *
- * Invariants: waiters hold nothing (nothing is taken until granted), so an abort leaves the domain
+ * Invariants: waiters take nothing until granted (a reservation is a rule for others, not a take), so an abort leaves the domain
  * exactly as if the waiter had never asked; the timer is armed only while waiters exist, so an idle
  * limiter keeps no process alive; delays are capped at {@link MAX_TIMER_DELAY} and re-checked.
  *
@@ -30,7 +38,7 @@ import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import { gateTime, gateTimeAtLeast } from "./gate-time.ts";
 import type { Policy } from "./policy.ts";
 import { ProbeQueue } from "./predict.ts";
-import { newEpoch, type ScanQueue, scanQueues } from "./scan.ts";
+import { conflicts, newEpoch, reserve, type Reservations, type ScanQueue, scanQueues } from "./scan.ts";
 import { RESOLVED, settleInOrder, stamped, startTask } from "./settle.ts";
 import { abortReason, unwatch, watch } from "./signals.ts";
 import { type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
@@ -46,6 +54,8 @@ export class Gate {
   readonly active: Set<WaitQueue> = new Set();
   /** The epoch of the last scan: a policy with this `heldEpoch` is held by a waiter. */
   epoch = newEpoch();
+  /** The reservations of the stopped front waiters, as of the last scan (plus fronts queued since). */
+  readonly reserved: Reservations = new Map();
   #timer: TimerHandle | undefined = undefined;
   #timerAt = Infinity;
   /** The gate time by which the armed timer fires (≤ `#timerAt` when a long delay is capped). */
@@ -123,6 +133,7 @@ export class Gate {
     const policies = queue.policies;
     if (this.isHeld(policies)) return false;
     for (let i = 0; i < policies.length; i++) if (policies[i]!.earliest(permits, now) > now) return false;
+    if (conflicts(policies, permits, now, this.reserved)) return false;
     for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
     // Waiters on other channels may now be stopped by what this took: recompute their holds.
     if (this.active.size > 0) this.scan(now);
@@ -169,7 +180,7 @@ export class Gate {
     };
     // Each step grants at least the first stopped waiter (nothing ahead of it changes), so this ends.
     for (;;) {
-      const wake = scanQueues(queues, t, newEpoch(), onGrant);
+      const wake = scanQueues(queues, t, newEpoch(), onGrant, new Map());
       if (granted) return t - now;
       if (wake === Infinity) return Infinity;
       t = wake;
@@ -194,24 +205,33 @@ export class Gate {
     // Behind others on its own limiter, it waits for them and holds nothing; the front one is armed.
     if (!front) return promise;
     // At the front and last in arrival order: hold what stops it, and arm if that changes sooner.
+    // (What `scanQueues` does for a stopped head, done for this one alone.)
     const policies = queue.policies;
     const epoch = this.epoch;
     let changeAt = Infinity;
-    let held = false;
+    let due = now;
+    const held = this.isHeld(policies);
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
-      if (policy.heldEpoch === epoch) {
-        held = true;
-        continue;
-      }
+      if (policy.heldEpoch === epoch) continue;
       const at = policy.earliest(permits, now);
       if (at > now) {
-        policy.heldEpoch = epoch;
+        if (at > due) due = at;
         if (at < changeAt) changeAt = at;
       }
     }
-    if (!held && changeAt === Infinity) this.scan(now); // grantable after all (defensive)
-    else if (changeAt < this.#timerAt) this.#arm(changeAt, now);
+    if (held || due === Infinity) {
+      for (let i = 0; i < policies.length; i++) {
+        const policy = policies[i]!;
+        if (policy.heldEpoch !== epoch && policy.earliest(permits, now) > now) policy.heldEpoch = epoch;
+      }
+    } else if (changeAt === Infinity && !conflicts(policies, permits, now, this.reserved)) {
+      this.scan(now); // grantable after all (defensive)
+      return promise;
+    } else {
+      reserve(policies, permits, due, this.reserved);
+    }
+    if (changeAt < this.#timerAt) this.#arm(changeAt, now);
     return promise;
   }
 
@@ -250,6 +270,7 @@ export class Gate {
     // A new epoch invalidates every held-mark, including those of waiters that have since left.
     const epoch = newEpoch();
     this.epoch = epoch;
+    this.reserved.clear();
     if (this.active.size > 0) {
       wake = scanQueues([...this.active], now, epoch, (q) => {
         const queue = q as WaitQueue;
@@ -259,7 +280,7 @@ export class Gate {
         // Granted: its signal can no longer take it back (a task run in this drain may abort it).
         if (waiter.signal !== undefined) unwatch(waiter);
         (granted ??= []).push(waiter);
-      });
+      }, this.reserved);
     }
     this.#arm(wake, now);
     if (granted !== undefined) {

@@ -24,70 +24,130 @@ export interface ScanQueue {
 }
 
 /**
- * One pass of the grant rule at `now` over `queues` (see the module note). Calls `grant(queue)` for
- * each head granted, in arrival order, after taking its permits. Returns the next time the outcome
- * can change, or `Infinity`: the earliest instant at which any stopped waiter's binding policy frees
- * up — not when the waiter becomes ready — because a waiter that still waits for one of its limits
- * stops holding the others, which may let a later waiter on another channel through.
+ * Reservations of the stopped front waiters of one scan: per policy, flat pairs (permits, time) —
+ * "a waiter needing `permits` of this policy is due by `time`". A later request may take the policy
+ * only if every such waiter still fits by its time afterwards (see {@link conflicts}).
+ */
+export type Reservations = Map<Policy, number[]>;
+
+/**
+ * True when taking `permits` of `policies` at `now` would push an earlier stopped waiter's grant past
+ * its reserved time: evaluated on a copy of each reserved policy, after the hypothetical take. A
+ * reservation in the past (a waiter due now, stopped only by others' reservations) counts as `now`.
+ */
+export function conflicts(policies: readonly Policy[], permits: number, now: number, reserved: Reservations): boolean {
+  if (reserved.size === 0) return false;
+  for (let i = 0; i < policies.length; i++) {
+    const list = reserved.get(policies[i]!);
+    if (list === undefined) continue;
+    const copy = policies[i]!.clone(now);
+    copy.take(permits, now, false);
+    for (let k = 0; k < list.length; k += 2) {
+      if (copy.earliest(list[k]!, now) > Math.max(list[k + 1]!, now)) return true;
+    }
+  }
+  return false;
+}
+
+/** Records that a stopped waiter needing `permits` of `policies` is due by `at`. */
+export function reserve(policies: readonly Policy[], permits: number, at: number, reserved: Reservations): void {
+  for (let i = 0; i < policies.length; i++) {
+    const list = reserved.get(policies[i]!);
+    if (list === undefined) reserved.set(policies[i]!, [permits, at]);
+    else list.push(permits, at);
+  }
+}
+
+/**
+ * One pass of the grant rule at `now` over `queues` (see the module note of `gate.ts`). Calls
+ * `grant(queue)` for each head granted, in arrival order, after taking its permits; fills `reserved`
+ * with the reservations of the heads it stops. Returns the next time the outcome can change, or
+ * `Infinity`: the earliest instant at which any stopped head's binding policy frees up.
  *
- * Every stopped head is visited, even when a limit they all share is held: each still holds the
- * policies that stop it, which a newcomer on another queue must respect.
+ * A head stopped only by an earlier reservation has no time of its own to wait for: it is granted when
+ * that earlier waiter is (a later take never frees what a reservation needs, and the passing of time
+ * alone does not undo a conflict for these policies: the permits taken stay counted past the
+ * reserved time), so the earlier waiter's own change time covers it.
  */
 export function scanQueues(
   queues: readonly ScanQueue[],
   now: number,
   epoch: number,
   grant: (queue: ScanQueue) => void,
+  reserved: Reservations,
 ): number {
   const heap = queues.filter((q) => !q.isEmpty());
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
-  const stopped: ScanQueue[] = [];
+  /** Heads stopped without a finite reservation: they hold what stops them (the older, weaker rule). */
+  const holding: ScanQueue[] = [];
   let wake = Infinity;
   while (heap.length > 0) {
     const queue = heap[0]!;
     const permits = queue.headPermits();
     const policies = queue.policies;
-    let ready = true;
+    let blocked = false;
+    let held = false;
+    let due = now;
     let changeAt = Infinity;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
       if (policy.heldEpoch === epoch) {
-        ready = false; // queues behind an earlier waiter on this policy
+        held = true; // queues behind an earlier waiter with no reservation time
         continue;
       }
       const at = policy.earliest(permits, now);
       if (at > now) {
-        ready = false;
-        policy.heldEpoch = epoch;
+        blocked = true;
+        if (at > due) due = at;
         if (at < changeAt) changeAt = at;
       }
     }
-    if (ready) {
+    if (!blocked && !held && !conflicts(policies, permits, now, reserved)) {
       const hold = queue.headHolds();
       for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
       grant(queue);
-      // Earlier stopped waiters sharing a policy with this grant may now be stopped by it as well.
-      for (let j = 0; j < stopped.length; j++) {
-        const other = stopped[j]!;
-        const otherPermits = other.headPermits();
-        for (const policy of other.policies) {
-          if (policy.heldEpoch === epoch || !policies.includes(policy)) continue;
-          const at = policy.earliest(otherPermits, now);
-          if (at > now) {
-            policy.heldEpoch = epoch;
-            if (at < wake) wake = at;
-          }
-        }
+      // A head without a reservation time may now be stopped by this grant as well.
+      for (let j = 0; j < holding.length; j++) {
+        const at = holdStopping(holding[j]!, now, epoch, policies);
+        if (at < wake) wake = at;
       }
       if (queue.isEmpty()) popRoot(heap);
       else siftDown(heap, 0);
       continue;
     }
     if (changeAt < wake) wake = changeAt;
-    stopped.push(queue);
+    if (held || due === Infinity) {
+      // Its grant time is unknown (it waits for in-flight work, or behind such a waiter): it holds
+      // the policies that stop it, as a plain FIFO would.
+      for (let i = 0; i < policies.length; i++) {
+        const policy = policies[i]!;
+        if (policy.heldEpoch !== epoch && policy.earliest(permits, now) > now) policy.heldEpoch = epoch;
+      }
+      holding.push(queue);
+    } else {
+      reserve(policies, permits, due, reserved);
+    }
     popRoot(heap);
   }
   return wake;
+}
+
+/**
+ * Marks as held the policies among `granted` that now stop `queue`'s head; returns the earliest time
+ * one of them frees up for it.
+ */
+function holdStopping(queue: ScanQueue, now: number, epoch: number, granted: readonly Policy[]): number {
+  const permits = queue.headPermits();
+  let changeAt = Infinity;
+  for (const policy of queue.policies) {
+    if (policy.heldEpoch === epoch || !granted.includes(policy)) continue;
+    const at = policy.earliest(permits, now);
+    if (at > now) {
+      policy.heldEpoch = epoch;
+      if (at < changeAt) changeAt = at;
+    }
+  }
+  return changeAt;
 }
 
 function popRoot(heap: ScanQueue[]): void {
