@@ -66,8 +66,11 @@ export class CombinedLimiter extends GatedLimiter {
     const policies = [...new Set<Policy>(members.flatMap((m) => m[INTERNALS].policies))];
     const clock = members[0]![INTERNALS].clock;
     super(policies, { ...o, clock });
-    let gate = this[INTERNALS].gate();
-    for (const member of members) gate = gate.merge(member[INTERNALS].gate());
+    // Into the members' domain (the larger one on a tie), so a combination made and dropped per key
+    // leaves no gate behind.
+    let gate = members[0]![INTERNALS].gate();
+    for (const member of members.slice(1)) gate = gate.merge(member[INTERNALS].gate());
+    gate = gate.merge(this[INTERNALS].gate());
     this[INTERNALS].adopt(gate);
     this.members = members;
   }

@@ -45,17 +45,29 @@ import { type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
 
 export { abortReason, RESOLVED, startTask, type Task, Waiter, WaitQueue };
 
+/** Never written to: see {@link Gate.reserved}. */
+const NO_RESERVATIONS: Reservations = new Map();
+
 /** The waiting mechanism of one domain. Limiters reach it through {@link Gate.root}. */
 export class Gate {
   readonly clock: Clock;
+  /**
+   * How many gates this domain was made of. Merging keeps the larger domain's gate, so combinations
+   * made and dropped again and again (a `KeyedLimiter` of `combine(overall, perKey)`) fold into the
+   * overall's gate instead of each becoming the new root and leaving a chain of forwards behind.
+   */
+  #weight = 1;
   /** Set when this gate was merged into another; follow it with {@link Gate.root}. */
   forward: Gate | null = null;
   /** Queues that have waiters. */
   readonly active: Set<WaitQueue> = new Set();
   /** The epoch of the last scan: a policy with this `heldEpoch` is held by a waiter. */
   epoch = newEpoch();
-  /** The reservations of the stopped front waiters, as of the last scan (plus fronts queued since). */
-  readonly reserved: Reservations = new Map();
+  /**
+   * The reservations of the stopped front waiters, as of the last scan (plus fronts queued since).
+   * A shared empty map while nobody waits, so an idle limiter (one per key) carries no map of its own.
+   */
+  reserved: Reservations = NO_RESERVATIONS;
   #timer: TimerHandle | undefined = undefined;
   #timerAt = Infinity;
   /** The gate time by which the armed timer fires (≤ `#timerAt` when a long delay is capped). */
@@ -96,11 +108,13 @@ export class Gate {
 
   #failAll(error: unknown): void {
     this.#arm(Infinity, 0);
+    this.reserved = NO_RESERVATIONS;
     const failed: Waiter[] = [];
     for (const queue of this.active) {
       for (let w = queue.head; w !== null; w = w.next) failed.push(w);
       queue.head = queue.tail = null;
       queue.size = 0;
+      queue.gate = null;
     }
     this.active.clear();
     failed.sort((a, b) => a.seq - b.seq);
@@ -229,6 +243,7 @@ export class Gate {
       this.scan(now); // grantable after all (defensive)
       return promise;
     } else {
+      if (this.reserved === NO_RESERVATIONS) this.reserved = new Map();
       reserve(policies, permits, due, this.reserved);
     }
     if (changeAt < this.#timerAt) this.#arm(changeAt, now);
@@ -270,13 +285,14 @@ export class Gate {
     // A new epoch invalidates every held-mark, including those of waiters that have since left.
     const epoch = newEpoch();
     this.epoch = epoch;
-    this.reserved.clear();
+    this.reserved = NO_RESERVATIONS;
     if (this.active.size > 0) {
+      this.reserved = new Map();
       wake = scanQueues([...this.active], now, epoch, (q) => {
         const queue = q as WaitQueue;
         const waiter = queue.head!;
         queue.unlink(waiter);
-        if (queue.head === null) this.active.delete(queue);
+        if (queue.head === null) this.#deactivate(queue);
         // Granted: its signal can no longer take it back (a task run in this drain may abort it).
         if (waiter.signal !== undefined) unwatch(waiter);
         (granted ??= []).push(waiter);
@@ -284,18 +300,23 @@ export class Gate {
     }
     this.#arm(wake, now);
     if (granted !== undefined) {
-      settleInOrder(granted);
+      settleInOrder(granted, this);
     }
   }
 
-  /** Moves every queue of `other`'s domain into this one (both must share the clock). */
+  /**
+   * Joins `other`'s domain and this one (they must share the clock) under the gate of the larger —
+   * this one's on a tie — and returns that gate.
+   */
   merge(other: Gate): Gate {
-    const a = this.root();
-    const b = other.root();
+    let a = this.root();
+    let b = other.root();
     if (a === b) return a;
     if (a.clock !== b.clock) {
       throw new TypeError("`combine` needs limiters that share one clock, got limiters with different clocks");
     }
+    if (b.#weight > a.#weight) [a, b] = [b, a];
+    a.#weight += b.#weight;
     for (const queue of b.active) a.#activate(queue);
     b.active.clear();
     b.#arm(Infinity, 0);
@@ -321,11 +342,17 @@ export class Gate {
     this.active.add(queue);
   }
 
+  /** An empty queue forgets its gate: a stale reference would keep merged-away gates alive. */
+  #deactivate(queue: WaitQueue): void {
+    queue.gate = null;
+    this.active.delete(queue);
+  }
+
   /** Takes a waiter out of its queue (it was aborted); the caller rescans. */
   detach(waiter: Waiter): void {
     const queue = waiter.queue;
     queue.unlink(waiter);
-    if (queue.head === null) this.active.delete(queue);
+    if (queue.head === null) this.#deactivate(queue);
   }
 
   #arm(wake: number, now: number): void {

@@ -28,18 +28,26 @@ function runTask(task: Task, onDone: (() => void) | undefined): Promise<unknown>
  * Granted waiters settle in grant order, even when a task they run calls back into a limiter and
  * causes more grants: those join the end of this queue instead of running first.
  */
-const settling: Array<Waiter | (() => void)> = [];
+const settling: Array<Waiter | (() => void) | Gate> = [];
 let draining = false;
 
-export function settleInOrder(granted: readonly Waiter[]): void {
+/**
+ * Settles waiters just granted by `gate`, in order. The gate rides along in the drain (before its
+ * waiters) rather than on each queue, so an empty queue keeps no reference to a gate that may later be
+ * merged away (which would keep a chain of forwarded gates alive).
+ */
+export function settleInOrder(granted: readonly Waiter[], gate: Gate): void {
+  settling.push(gate);
   for (const waiter of granted) settling.push(waiter);
   if (draining) return;
   draining = true;
+  let current: Gate | undefined;
   try {
     for (let i = 0; i < settling.length; i++) {
       const next = settling[i]!;
       if (typeof next === "function") next();
-      else settle(next);
+      else if (next instanceof Promise) settle(next, current!);
+      else current = next;
     }
   } finally {
     settling.length = 0;
@@ -68,12 +76,12 @@ export function startTask(task: Task, onDone: (() => void) | undefined): Promise
 }
 
 /** Resolves a granted waiter that has left its queue (running its task, if it carries one). */
-function settle(waiter: Waiter): void {
+function settle(waiter: Waiter, granter: Gate): void {
   if (waiter instanceof TaskWaiter) {
     let onDone: (() => void) | undefined;
     if (waiter.hold) {
       const queue = waiter.queue;
-      const gate = queue.gate!.root();
+      const gate = granter.root();
       if (queue.countFrom === "start") gate.stampStart(queue.policies, waiter.permits);
       else onDone = () => gate.root().release(queue.policies, waiter.permits);
     }

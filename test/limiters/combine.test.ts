@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { combine, CombinedLimiter, type GatedLimiter, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { INTERNALS } from "../../src/limiters/limiter.ts";
 import { GrantLog, track } from "../helpers.ts";
 
 describe("combine", () => {
@@ -148,6 +149,26 @@ describe("combine", () => {
     expect(first.slice(0, 3)).toEqual([0, 1000, 3500]);
     expect(second.slice(0, 3)).toEqual([500, 1500, 3500]);
     await clock.advance(2000);
+  });
+
+  test("combinations made and dropped per key fold into the overall's gate: no chain of gates is kept alive", async () => {
+    const clock = new ManualClock();
+    const overall = new WindowLimiter({ limit: 1, interval: 10, clock });
+    await overall.acquire();
+    const waited = overall.acquire(); // the overall's queue has been registered with its gate once
+    await clock.advance(10);
+    await waited;
+    const domain = overall[INTERNALS].gate();
+    for (let key = 0; key < 1000; key++) {
+      const perKey = combine(overall, new WindowLimiter({ limit: 5, interval: 1000, clock }));
+      expect(perKey[INTERNALS].gate()).toBe(domain);
+      void perKey.acquire();
+    }
+    await clock.advance(20_000);
+    // The overall never moved to a newer gate (each newer one would forward from the last), and its
+    // queue, empty, points at no gate at all.
+    expect(overall[INTERNALS].gate()).toBe(domain);
+    expect(overall[INTERNALS].queue.gate).toBe(null);
   });
 
   test("maxQueue applies to the combination's own queue", async () => {
