@@ -32,3 +32,49 @@ export class ProbeQueue implements ScanQueue {
     return false; // a prediction assumes work completes at once: a lower bound
   }
 }
+
+/**
+ * A prediction cache for a domain with one queue: the state of copies of its policies after the
+ * simulated grants of every waiter up to `last`, and the time of the last one. With one queue the
+ * rule is plain FIFO, and every policy, once it allows a request, keeps allowing it while nothing is
+ * taken; so a waiter is granted at the latest `earliest` of its policies, at or after its predecessor.
+ * A request appended at the tail is then predicted in O(1) (plus the waiters queued since the last
+ * prediction, each simulated once), instead of re-simulating the whole queue: n callers with
+ * `maxWait` cost O(n), not O(n²). The gate drops the cache on anything else that changes the domain.
+ */
+export class TailCache {
+  readonly queue: WaitQueue;
+  readonly #copies: Policy[];
+  #last: Waiter | null = null;
+  #t: number;
+
+  constructor(queue: WaitQueue, now: number) {
+    this.queue = queue;
+    this.#copies = queue.policies.map((p) => p.clone(now));
+    this.#t = now;
+  }
+
+  /** The wait in ms for `permits` asked now at the tail of the queue. */
+  predict(permits: number, now: number): number {
+    const copies = this.#copies;
+    for (let w = this.#last === null ? this.queue.head : this.#last.next; w !== null; w = w.next) {
+      const at = latest(copies, w.permits, this.#t);
+      if (at === Infinity) return Infinity;
+      for (let i = 0; i < copies.length; i++) copies[i]!.take(w.permits, at, false);
+      this.#t = at;
+      this.#last = w;
+    }
+    const start = Math.max(this.#t, now);
+    return latest(copies, permits, start) - now;
+  }
+}
+
+/** The latest of the policies' `earliest` times for `permits` from `t`: when all of them allow it. */
+function latest(policies: readonly Policy[], permits: number, t: number): number {
+  let at = t;
+  for (let i = 0; i < policies.length; i++) {
+    const e = policies[i]!.earliest(permits, t);
+    if (e > at) at = e;
+  }
+  return at;
+}
