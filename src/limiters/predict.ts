@@ -41,6 +41,12 @@ export class ProbeQueue implements ScanQueue {
  * A request appended at the tail is then predicted in O(1) (plus the waiters queued since the last
  * prediction, each simulated once), instead of re-simulating the whole queue: n callers with
  * `maxWait` cost O(n), not O(n²). The gate drops the cache on anything else that changes the domain.
+ *
+ * @example
+ * ```ts
+ * const tail = new TailCache(queue, now);
+ * const wait = tail.predict(1, now); // ms until 1 permit asked now would be granted
+ * ```
  */
 export class TailCache {
   readonly queue: WaitQueue;

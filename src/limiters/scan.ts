@@ -9,7 +9,14 @@ import type { Policy } from "./policy.ts";
 /** Global scan epochs, so a policy's held-mark from one gate never matches another gate's scan. */
 let nextEpoch = 1;
 
-/** A fresh scan epoch: marks made under an older epoch no longer count. */
+/**
+ * A fresh scan epoch: marks made under an older epoch no longer count.
+ *
+ * @example
+ * ```ts
+ * const epoch = newEpoch(); // policy.heldEpoch === epoch now means "held in this scan"
+ * ```
+ */
 export function newEpoch(): number {
   return nextEpoch++;
 }
@@ -34,6 +41,11 @@ export type Reservations = Map<Policy, number[]>;
  * True when taking `permits` of `policies` at `now` would push an earlier stopped waiter's grant past
  * its reserved time: evaluated on a copy of each reserved policy, after the hypothetical take. A
  * reservation in the past (a waiter due now, stopped only by others' reservations) counts as `now`.
+ *
+ * @example
+ * ```ts
+ * if (!conflicts(queue.policies, 1, now, gate.reserved)) for (const p of queue.policies) p.take(1, now);
+ * ```
  */
 export function conflicts(policies: readonly Policy[], permits: number, now: number, reserved: Reservations): boolean {
   if (reserved.size === 0) return false;
@@ -49,7 +61,14 @@ export function conflicts(policies: readonly Policy[], permits: number, now: num
   return false;
 }
 
-/** Records that a stopped waiter needing `permits` of `policies` is due by `at`. */
+/**
+ * Records that a stopped waiter needing `permits` of `policies` is due by `at`.
+ *
+ * @example
+ * ```ts
+ * reserve(queue.policies, 2, 1500, reserved); // later takes must leave it 2 permits by t=1500
+ * ```
+ */
 export function reserve(policies: readonly Policy[], permits: number, at: number, reserved: Reservations): void {
   for (let i = 0; i < policies.length; i++) {
     const list = reserved.get(policies[i]!);
