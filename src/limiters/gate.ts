@@ -11,8 +11,10 @@
  * order (a waiter behind another on the same limiter waits for it: FIFO per limiter):
  *   a front waiter W is granted when every policy allows it now and taking its permits would not push
  *   any earlier stopped waiter past its reservation; otherwise W is stopped and *reserves* its time
- *   T = max over its policies of `earliest(n, now)`: a later request may take a policy W needs only if,
- *   after that take, W still fits on it by T (checked on a copy of the policy, see `conflicts`).
+ *   T = max over its policies of `earliest(n, now)` — or, when they all allow it now and only earlier
+ *   reservations stop it, the latest reserved time among those it would delay (they go first, and
+ *   their times are fixed) — and a later request may take a policy W needs only if,
+ *   after that take, W still fits on it by T (checked on a copy of the policy, see `conflictsUntil`).
  * So a later request on another channel still flows when it does not delay W (W waits for its own
  * channel; the overall limit has room for both), and otherwise queues. A stopped waiter's time never
  * moves later because of a later request, so the earliest stopped waiter of the domain is granted by
@@ -24,9 +26,9 @@
  * shares a limit with both: late, never starved).
  * A waiter with no finite T (it waits for in-flight work to complete: `countFrom: "completion"`), or
  * stuck behind one, falls back to holding the policies that stop it, which nobody else may take.
- * The passing of time alone never undoes a conflict (permits taken stay counted past the reserved
- * time), so the timer is armed for the earliest time a stopped waiter's own policies free up; one pass
- * in arrival order decides the instant.
+ * Reserved times are fixed and permits taken stay counted past them, so the passing of time alone
+ * never undoes a conflict: the timer is armed for the earliest time a stopped waiter's own policies
+ * free up, and one pass in arrival order decides the instant.
  *
  * Invariants: waiters take nothing until granted (a reservation is a rule for others, not a take), so an abort leaves the domain
  * exactly as if the waiter had never asked; the timer is armed only while waiters exist, so an idle
@@ -38,7 +40,7 @@ import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import { gateTime, gateTimeAtLeast } from "./gate-time.ts";
 import type { Policy } from "./policy.ts";
 import { ProbeQueue, TailCache } from "./predict.ts";
-import { conflicts, newEpoch, reserve, type Reservations, type ScanQueue, scanQueues } from "./scan.ts";
+import { conflictsUntil, newEpoch, reserve, type Reservations, type ScanQueue, scanQueues } from "./scan.ts";
 import { RESOLVED, settleInOrder, stamped, startTask } from "./settle.ts";
 import { abortReason, unwatch, watch } from "./signals.ts";
 import { type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
@@ -150,7 +152,7 @@ export class Gate {
     const policies = queue.policies;
     if (this.isHeld(policies)) return false;
     for (let i = 0; i < policies.length; i++) if (policies[i]!.earliest(permits, now) > now) return false;
-    if (conflicts(policies, permits, now, this.reserved)) return false;
+    if (conflictsUntil(policies, permits, now, this.reserved) !== -Infinity) return false;
     for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
     this.#tail = undefined;
     // Waiters on other channels may now be stopped by what this took: recompute their holds.
@@ -247,12 +249,14 @@ export class Gate {
         const policy = policies[i]!;
         if (policy.heldEpoch !== epoch && policy.earliest(permits, now) > now) policy.heldEpoch = epoch;
       }
-    } else if (changeAt === Infinity && !conflicts(policies, permits, now, this.reserved)) {
-      this.scan(now); // grantable after all (defensive)
-      return promise;
     } else {
+      const until = changeAt === Infinity ? conflictsUntil(policies, permits, now, this.reserved) : -Infinity;
+      if (changeAt === Infinity && until === -Infinity) {
+        this.scan(now); // grantable after all (defensive)
+        return promise;
+      }
       if (this.reserved === NO_RESERVATIONS) this.reserved = new Map();
-      reserve(policies, permits, due, this.reserved);
+      reserve(policies, permits, Math.max(due, until), this.reserved);
     }
     if (changeAt < this.#timerAt) this.#arm(changeAt, now);
     return promise;

@@ -33,32 +33,36 @@ export interface ScanQueue {
 /**
  * Reservations of the stopped front waiters of one scan: per policy, flat pairs (permits, time) —
  * "a waiter needing `permits` of this policy is due by `time`". A later request may take the policy
- * only if every such waiter still fits by its time afterwards (see {@link conflicts}).
+ * only if every such waiter still fits by its time afterwards (see {@link conflictsUntil}).
  */
 export type Reservations = Map<Policy, number[]>;
 
 /**
- * True when taking `permits` of `policies` at `now` would push an earlier stopped waiter's grant past
- * its reserved time: evaluated on a copy of each reserved policy, after the hypothetical take. A
- * reservation in the past (a waiter due now, stopped only by others' reservations) counts as `now`.
+ * Whether taking `permits` of `policies` at `now` would push an earlier stopped waiter's grant past
+ * its reserved time (evaluated on a copy of each reserved policy, after the hypothetical take): the
+ * latest reserved time among the waiters it would delay, or `-Infinity` when it delays none. A
+ * request stopped only by that is due no earlier than that time: the earlier waiter goes first, and
+ * until then the conflict stands (its time is fixed, and permits taken stay counted).
  *
  * @example
  * ```ts
- * if (!conflicts(queue.policies, 1, now, gate.reserved)) for (const p of queue.policies) p.take(1, now);
+ * if (conflictsUntil(queue.policies, 1, now, gate.reserved) === -Infinity) take();
  * ```
  */
-export function conflicts(policies: readonly Policy[], permits: number, now: number, reserved: Reservations): boolean {
-  if (reserved.size === 0) return false;
+export function conflictsUntil(policies: readonly Policy[], permits: number, now: number, reserved: Reservations): number {
+  let until = -Infinity;
+  if (reserved.size === 0) return until;
   for (let i = 0; i < policies.length; i++) {
     const list = reserved.get(policies[i]!);
     if (list === undefined) continue;
     const copy = policies[i]!.clone(now);
     copy.take(permits, now, false);
     for (let k = 0; k < list.length; k += 2) {
-      if (copy.earliest(list[k]!, now) > Math.max(list[k + 1]!, now)) return true;
+      const by = list[k + 1]!;
+      if (by > until && copy.earliest(list[k]!, now) > Math.max(by, now)) until = by;
     }
   }
-  return false;
+  return until;
 }
 
 /**
@@ -121,7 +125,10 @@ export function scanQueues(
         if (at < changeAt) changeAt = at;
       }
     }
-    if (!blocked && !held && !conflicts(policies, permits, now, reserved)) {
+    // Only a head its own policies allow now is checked against earlier reservations: a blocked one
+    // reserves its own time, and is checked when that comes.
+    const until = blocked || held ? -Infinity : conflictsUntil(policies, permits, now, reserved);
+    if (!blocked && !held && until === -Infinity) {
       const hold = queue.headHolds();
       for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
       grant(queue);
@@ -144,7 +151,7 @@ export function scanQueues(
       }
       holding.push(queue);
     } else {
-      reserve(policies, permits, due, reserved);
+      reserve(policies, permits, Math.max(due, until), reserved);
     }
     popRoot(heap);
   }

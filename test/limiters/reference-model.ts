@@ -75,7 +75,9 @@ function earliestAllowed(spec: PolicySpec, log: Grant[], permits: number, t: num
  * when all its policies allow it and the grant would not delay any earlier stopped request past its
  * reservation: on every policy they share, that earlier request must still be allowed by its reserved
  * time (or now, if that is past). A stopped request reserves the time at which all its policies allow
- * it, as things stand (backfilling: later requests use what the earlier ones do not need in time).
+ * it, as things stand, or — when they allow it now and only earlier reservations stop it — the latest
+ * time among those it would delay (backfilling: later requests use what the earlier ones do not need
+ * in time).
  */
 export function simulate(policies: PolicySpec[], queues: number[][], requests: RequestSpec[], horizon: number): Outcome[] {
   const logs: Grant[][] = policies.map(() => []);
@@ -97,19 +99,22 @@ export function simulate(policies: PolicySpec[], queues: number[][], requests: R
         queueBusy.add(r.queue);
         const ps = queues[r.queue]!;
         const allowedNow = ps.every((p) => allowed(policies[p]!, logs[p]!, r.permits, t));
-        const delaysEarlier = reservations.some((res) =>
+        const delayed = reservations.filter((res) =>
           ps.some((p) =>
             res.policies.includes(p) &&
             earliestAllowed(policies[p]!, [...logs[p]!, { at: t, permits: r.permits }], res.permits, t) > Math.max(res.by, t)
           )
         );
-        if (allowedNow && !delaysEarlier) {
+        if (allowedNow && delayed.length === 0) {
           for (const p of ps) logs[p]!.push({ at: t, permits: r.permits });
           o.grantedAt = t;
           grantedAny = true;
           break; // restart the pass: the naive way, from the first pending request
         }
-        const by = Math.max(t, ...ps.map((p) => earliestAllowed(policies[p]!, logs[p]!, r.permits, t)));
+        // Its time: when all its policies allow it; if they do now, not before the earlier requests
+        // it would delay are granted (at their reserved times).
+        const own = Math.max(t, ...ps.map((p) => earliestAllowed(policies[p]!, logs[p]!, r.permits, t)));
+        const by = allowedNow ? Math.max(own, ...delayed.map((res) => res.by)) : own;
         reservations.push({ policies: ps, permits: r.permits, by });
       }
       if (!grantedAny) break;
