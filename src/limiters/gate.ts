@@ -74,6 +74,8 @@ export class Gate {
   #timerAt = Infinity;
   /** Predictions' cache while the domain has one queue (see {@link TailCache}); dropped on any change. */
   #tail: TailCache | undefined = undefined;
+  /** True when a waiter holds policies (no reserved time) as of the last scan or enqueue. */
+  #holding = false;
   /** The gate time by which the armed timer fires (≤ `#timerAt` when a long delay is capped). */
   #timerDue = -Infinity;
 
@@ -155,8 +157,9 @@ export class Gate {
     if (conflictsUntil(policies, permits, now, this.reserved) !== -Infinity) return false;
     for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
     this.#tail = undefined;
-    // Waiters on other channels may now be stopped by what this took: recompute their holds.
-    if (this.active.size > 0) this.scan(now);
+    // The take delayed no reservation, so those stand as they are; a waiter that holds policies
+    // instead (no reserved time) may now be stopped by what this took: recompute.
+    if (this.active.size > 0 && this.#holding) this.scan(now);
     return true;
   }
 
@@ -245,6 +248,7 @@ export class Gate {
       }
     }
     if (held || due === Infinity) {
+      this.#holding = true;
       for (let i = 0; i < policies.length; i++) {
         const policy = policies[i]!;
         if (policy.heldEpoch !== epoch && policy.earliest(permits, now) > now) policy.heldEpoch = epoch;
@@ -311,6 +315,13 @@ export class Gate {
         if (waiter.signal !== undefined) unwatch(waiter);
         (granted ??= []).push(waiter);
       }, this.reserved);
+    }
+    this.#holding = false;
+    for (const queue of this.active) {
+      if (this.isHeld(queue.policies)) {
+        this.#holding = true;
+        break;
+      }
     }
     this.#arm(wake, now);
     if (granted !== undefined) {
