@@ -39,8 +39,8 @@
 import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import { gateTime, gateTimeAtLeast } from "./gate-time.ts";
 import type { Policy } from "./policy.ts";
-import { ProbeQueue, TailCache } from "./predict.ts";
-import { conflictsUntil, newEpoch, reserve, type Reservations, type ScanQueue, scanQueues } from "./scan.ts";
+import { simulate, TailCache } from "./predict.ts";
+import { conflictsUntil, newEpoch, reserve, type Reservations, scanQueues } from "./scan.ts";
 import { RESOLVED, settleInOrder, stamped, startTask } from "./settle.ts";
 import { abortReason, unwatch, watch } from "./signals.ts";
 import { type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
@@ -181,37 +181,7 @@ export class Gate {
       if (this.#tail?.queue !== queue) this.#tail = new TailCache(queue, now);
       return this.#tail.predict(permits, now);
     }
-    const copies = new Map<Policy, Policy>();
-    const copy = (p: Policy): Policy => {
-      let c = copies.get(p);
-      if (c === undefined) copies.set(p, (c = p.clone(now)));
-      return c;
-    };
-    const queues: ProbeQueue[] = [];
-    let target: ProbeQueue | undefined;
-    for (const q of this.active) {
-      const probe = new ProbeQueue(q.policies.map(copy), q.head, q === queue ? permits : 0);
-      if (q === queue) target = probe;
-      queues.push(probe);
-    }
-    if (target === undefined) queues.push((target = new ProbeQueue(policies.map(copy), null, permits)));
-    let t = now;
-    let granted = false;
-    const onGrant = (q: ScanQueue): void => {
-      const p = q as ProbeQueue;
-      if (p.cursor !== null) p.cursor = p.cursor.next;
-      else {
-        p.probe = 0;
-        granted = p === target;
-      }
-    };
-    // Each step grants at least the first stopped waiter (nothing ahead of it changes), so this ends.
-    for (;;) {
-      const wake = scanQueues(queues, t, newEpoch(), onGrant, new Map());
-      if (granted) return t - now;
-      if (wake === Infinity) return Infinity;
-      t = wake;
-    }
+    return simulate(this.active, queue, permits, now);
   }
 
   /** Queues a waiter that could not be granted at once; the promise settles when granted or aborted. */

@@ -84,3 +84,47 @@ function latest(policies: readonly Policy[], permits: number, t: number): number
   }
   return at;
 }
+
+/**
+ * The wait in ms before `permits` asked of `queue` now would be granted: the grant rule run forward
+ * in time on copies of the policies, over every waiter of the domain (`active`) and the request.
+ *
+ * @example
+ * ```ts
+ * const wait = simulate(gate.active, queue, 1, now);
+ * ```
+ */
+export function simulate(active: ReadonlySet<WaitQueue>, queue: WaitQueue, permits: number, now: number): number {
+  const policies = queue.policies;
+  const copies = new Map<Policy, Policy>();
+  const copy = (p: Policy): Policy => {
+    let c = copies.get(p);
+    if (c === undefined) copies.set(p, (c = p.clone(now)));
+    return c;
+  };
+  const queues: ProbeQueue[] = [];
+  let target: ProbeQueue | undefined;
+  for (const q of active) {
+    const probe = new ProbeQueue(q.policies.map(copy), q.head, q === queue ? permits : 0);
+    if (q === queue) target = probe;
+    queues.push(probe);
+  }
+  if (target === undefined) queues.push((target = new ProbeQueue(policies.map(copy), null, permits)));
+  let t = now;
+  let granted = false;
+  const onGrant = (q: ScanQueue): void => {
+    const p = q as ProbeQueue;
+    if (p.cursor !== null) p.cursor = p.cursor.next;
+    else {
+      p.probe = 0;
+      granted = p === target;
+    }
+  };
+  // Each step grants at least the first stopped waiter (nothing ahead of it changes), so this ends.
+  for (;;) {
+    const wake = scanQueues(queues, t, newEpoch(), onGrant, new Map());
+    if (granted) return t - now;
+    if (wake === Infinity) return Infinity;
+    t = wake;
+  }
+}
