@@ -13,51 +13,64 @@
 import type { Clock } from "../clock.ts";
 import { describeValue } from "../validate.ts";
 
-interface ClockState {
-  offset: number;
-  last: number;
-}
-const states = new WeakMap<Clock, ClockState>();
-
 /**
- * The current gate time of `clock`.
- * @throws {TypeError} when `clock.now()` returns anything but a finite number
+ * The gate time of one clock, shared by every gate on that clock (see {@link timeOf}).
  *
  * @example
  * ```ts
- * const t = gateTime(new ManualClock(5)); // 5
+ * const time = timeOf(clock);
+ * const now = time.now();
  * ```
  */
-export function gateTime(clock: Clock): number {
-  const raw = clock.now();
-  if (typeof raw !== "number" || !Number.isFinite(raw)) {
-    throw new TypeError(`\`clock.now()\` must return a finite number, got ${describeValue(raw)}`);
+export class GateTime {
+  readonly #clock: Clock;
+  #offset = 0;
+  #last = -Infinity;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
   }
-  let state = states.get(clock);
-  if (state === undefined) {
-    states.set(clock, (state = { offset: 0, last: raw }));
-    return raw;
+
+  /**
+   * The current gate time.
+   * @throws {TypeError} when `clock.now()` returns anything but a finite number
+   */
+  now(): number {
+    const raw = this.#clock.now();
+    if (typeof raw !== "number" || !Number.isFinite(raw)) {
+      throw new TypeError(`\`clock.now()\` must return a finite number, got ${describeValue(raw)}`);
+    }
+    const t = raw + this.#offset;
+    if (t >= this.#last) return (this.#last = t);
+    this.#offset = this.#last - raw; // stepped back: resume from where gate time was
+    return this.#last;
   }
-  const t = raw + state.offset;
-  if (t >= state.last) return (state.last = t);
-  state.offset = state.last - raw; // stepped back: resume from where gate time was
-  return state.last;
+
+  /**
+   * Gate time, moved up to `atLeast` if it is behind: a timer armed for that time has fired, which
+   * proves the time has passed even if the clock stepped back meanwhile (else the gate would lose the
+   * time between its last reading and the step, and re-arm for it).
+   */
+  atLeast(atLeast: number): number {
+    const t = this.now();
+    if (t >= atLeast) return t;
+    this.#offset += atLeast - t;
+    return (this.#last = atLeast);
+  }
 }
 
+const times = new WeakMap<Clock, GateTime>();
+
 /**
- * Gate time of `clock`, moved up to `atLeast` if it is behind: a timer armed for that time has fired,
- * which proves the time has passed even if the clock stepped back meanwhile (else the gate would
- * lose the time between its last reading and the step, and re-arm for it).
+ * The gate time of `clock`, one per clock object, so limiters combined later agree on the time.
  *
  * @example
  * ```ts
- * gateTimeAtLeast(clock, timerDueAt);
+ * timeOf(clock) === timeOf(clock); // true
  * ```
  */
-export function gateTimeAtLeast(clock: Clock, atLeast: number): number {
-  const t = gateTime(clock);
-  if (t >= atLeast) return t;
-  const state = states.get(clock)!;
-  state.offset += atLeast - t;
-  return (state.last = atLeast);
+export function timeOf(clock: Clock): GateTime {
+  let time = times.get(clock);
+  if (time === undefined) times.set(clock, (time = new GateTime(clock)));
+  return time;
 }

@@ -37,7 +37,7 @@
  * @module
  */
 import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
-import { gateTime, gateTimeAtLeast } from "./gate-time.ts";
+import { type GateTime, timeOf } from "./gate-time.ts";
 import type { Policy } from "./policy.ts";
 import { simulate, TailCache } from "./predict.ts";
 import { conflictsUntil, newEpoch, reserve, type Reservations, scanQueues } from "./scan.ts";
@@ -79,8 +79,11 @@ export class Gate {
   /** The gate time by which the armed timer fires (≤ `#timerAt` when a long delay is capped). */
   #timerDue = -Infinity;
 
+  readonly #time: GateTime;
+
   constructor(clock: Clock) {
     this.clock = clock;
+    this.#time = timeOf(clock);
   }
 
   /** The gate that currently owns this domain (gates merge when limiters are combined). */
@@ -95,7 +98,7 @@ export class Gate {
    * @throws {TypeError} when `clock.now()` returns anything but a finite number
    */
   now(): number {
-    return gateTime(this.clock);
+    return this.#time.now();
   }
 
   /**
@@ -105,7 +108,7 @@ export class Gate {
    */
   #nowOrFail(): number | undefined {
     try {
-      return gateTime(this.clock);
+      return this.#time.now();
     } catch (error) {
       this.#failAll(error);
       return undefined;
@@ -370,7 +373,7 @@ export class Gate {
     this.#timerAt = Infinity;
     let now: number;
     try {
-      now = gateTimeAtLeast(this.clock, this.#timerDue);
+      now = this.#time.atLeast(this.#timerDue);
     } catch (error) {
       this.#failAll(error);
       return;
