@@ -53,13 +53,23 @@ export function conflictsUntil(policies: readonly Policy[], permits: number, now
   let until = -Infinity;
   if (reserved.size === 0) return until;
   for (let i = 0; i < policies.length; i++) {
-    const list = reserved.get(policies[i]!);
+    const policy = policies[i]!;
+    const list = reserved.get(policy);
     if (list === undefined) continue;
-    const copy = policies[i]!.clone(now);
-    copy.take(permits, now, false);
+    let copy: Policy | undefined;
     for (let k = 0; k < list.length; k += 2) {
       const by = list[k + 1]!;
-      if (by > until && copy.earliest(list[k]!, now) > Math.max(by, now)) until = by;
+      if (by <= until) continue;
+      let at: number;
+      if (policy.earliestAfter !== undefined) at = policy.earliestAfter(permits, list[k]!, now);
+      else {
+        if (copy === undefined) {
+          copy = policy.clone(now);
+          copy.take(permits, now, false);
+        }
+        at = copy.earliest(list[k]!, now);
+      }
+      if (at > Math.max(by, now)) until = by;
     }
   }
   return until;
