@@ -119,6 +119,7 @@ export class Gate {
     this.#arm(Infinity, 0);
     this.reserved = NO_RESERVATIONS;
     this.#tail = undefined;
+    this.#holding = false;
     const failed: Waiter[] = [];
     for (const queue of this.active) {
       for (let w = queue.head; w !== null; w = w.next) failed.push(w);
