@@ -7,8 +7,12 @@
  * Atomic by construction: policies are only asked `earliest` while a request waits, and `take` runs
  * on all of them at the same instant — nothing is charged while another member makes the request
  * wait, and nothing is charged twice. The same limiter (an overall limit) can appear in many
- * combinations; a request that waits only for its own channel's limit holds no place on the overall
- * limit (see `gate.ts`), so other channels never wait for it.
+ * combinations; a request that waits for its own channel's limit reserves the moment it will be due
+ * (see `gate.ts`): other channels keep using the overall limit as long as that leaves it room then,
+ * so they do not wait behind it, and callers looping on its members cannot starve it.
+ *
+ * The combination joins its members' domain under the gate of the larger domain, so combinations
+ * made and dropped per key (`KeyedLimiter` of `combine(overall, perKey)`) leave no gate behind.
  *
  * @module
  */
@@ -66,8 +70,11 @@ export class CombinedLimiter extends GatedLimiter {
     const policies = [...new Set<Policy>(members.flatMap((m) => m[INTERNALS].policies))];
     const clock = members[0]![INTERNALS].clock;
     super(policies, { ...o, clock });
-    let gate = this[INTERNALS].gate();
-    for (const member of members) gate = gate.merge(member[INTERNALS].gate());
+    // Into the members' domain (the larger one on a tie), so a combination made and dropped per key
+    // leaves no gate behind.
+    let gate = members[0]![INTERNALS].gate();
+    for (const member of members.slice(1)) gate = gate.merge(member[INTERNALS].gate());
+    gate = gate.merge(this[INTERNALS].gate());
     this[INTERNALS].adopt(gate);
     this.members = members;
   }

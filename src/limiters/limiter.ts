@@ -210,6 +210,9 @@ export abstract class GatedLimiter implements Limiter {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     const gate = this.#root();
     const now = gate.now();
+    gate.serveOverdue(now);
+    // A task started just now (an overdue grant) may have aborted this caller's signal.
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     const countFrom = task === undefined ? "grant" : this.#countFrom;
     // Granted at once, a task starts now: only completion needs its permits held.
     const holdNow = countFrom === "completion";
@@ -237,6 +240,7 @@ export abstract class GatedLimiter implements Limiter {
     this.#checkPermits(permits);
     const gate = this.#root();
     const now = gate.now();
+    gate.serveOverdue(now);
     if (gate.tryTakeNow(this.#queue, permits, now, false)) return 0;
     return gate.predict(this.#queue, permits, now);
   }

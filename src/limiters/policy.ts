@@ -21,6 +21,11 @@ export interface Policy {
   readonly maxPermits: number;
   /** The earliest time ≥ `now` at which `permits` could be granted. */
   earliest(permits: number, now: number): number;
+  /**
+   * Optional: `earliest(permits, now)` as it would be after `take(taken, now)`, without changing the
+   * state — a shortcut for the gate, which otherwise asks a `clone`.
+   */
+  earliestAfter?(taken: number, permits: number, now: number): number;
   /** Records a grant of `permits` at time `at` (`hold`: in flight until released, if supported). */
   take(permits: number, at: number, hold?: boolean): void;
   /** True when held grants count from their `release` (a strict window: from the task's start or end). */

@@ -99,13 +99,24 @@ export class WindowPolicy implements Policy {
   }
 
   earliest(permits: number, now: number): number {
+    return this.earliestAfter(0, permits, now);
+  }
+
+  /**
+   * `earliest(permits, now)` as it would be after `take(taken, now)`, without taking: the gate asks it
+   * to check a reservation, which would otherwise cost a copy of the log.
+   */
+  earliestAfter(taken: number, permits: number, now: number): number {
     this.#evict(now);
     const at = this.#pausedUntil > now ? this.#pausedUntil : now;
     const free = this.maxPermits - this.#inFlight;
-    if (this.#total - this.#left + permits <= free) return at;
+    const total = this.#total + taken;
+    if (total - this.#left + permits <= free) return at;
     if (permits > free) return Infinity; // only a release can make room: the gate waits for it
     // Oldest entry j whose leaving brings the window down to `free - permits`.
-    const threshold = this.#total - free + permits;
+    const threshold = total - free + permits;
+    // Only the hypothetical grant itself, at `now`, would do: it leaves `interval` after now.
+    if (threshold > this.#total) return Math.max(now + this.#interval, at);
     const capacity = this.#times.length;
     let lo = 0;
     let hi = this.#size - 1;

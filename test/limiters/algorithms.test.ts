@@ -1,4 +1,6 @@
 import { describe, expect, test } from "vitest";
+import fc from "fast-check";
+import { WindowPolicy } from "../../src/limiters/window.ts";
 import {
   FixedWindowLimiter,
   type Limiter,
@@ -164,4 +166,40 @@ describe("SlidingCounterLimiter", () => {
       [0, 3, 0],
       [2000, 3, 0],
     ]));
+});
+
+describe("WindowPolicy.earliestAfter", () => {
+  test("answers as a copy that took the permits would, without taking", () => {
+    let beyondLog = 0;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(fc.record({ gap: fc.integer({ min: 0, max: 400 }), permits: fc.integer({ min: 1, max: 8 }) }), { maxLength: 12 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 8 }),
+        (limit, grants, gap, takenSeed, askedSeed) => {
+          const policy = new WindowPolicy(limit, 1000);
+          let t = 0;
+          for (const g of grants) {
+            t += g.gap;
+            const n = 1 + ((g.permits - 1) % limit);
+            if (policy.earliest(n, t) === t) policy.take(n, t);
+          }
+          t += gap;
+          const taken = 1 + ((takenSeed - 1) % limit);
+          const asked = 1 + ((askedSeed - 1) % limit);
+          if (policy.earliest(taken, t) !== t) return; // the gate only asks for takes allowed now
+          const copy = policy.clone(t);
+          copy.take(taken, t);
+          const expected = copy.earliest(asked, t);
+          if (expected === t + 1000) beyondLog++;
+          expect(policy.earliestAfter(taken, asked, t)).toBe(expected);
+          expect(policy.earliest(asked, t)).toBe(policy.clone(t).earliest(asked, t)); // nothing taken
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    expect(beyondLog).toBeGreaterThan(20); // the case where only the hypothetical grant would do
+  });
 });

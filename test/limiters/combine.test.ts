@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { combine, CombinedLimiter, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { combine, CombinedLimiter, type GatedLimiter, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { INTERNALS } from "../../src/limiters/limiter.ts";
 import { GrantLog, track } from "../helpers.ts";
 
 describe("combine", () => {
@@ -28,13 +29,14 @@ describe("combine", () => {
     await channel.acquire(); // the channel is full until t=1000
     const waiting = track(clock, both.acquire());
     await clock.advance(10);
-    // The waiting combined request holds nothing on `overall`: both of its permits are still free.
-    expect(overall.tryAcquire(2)).toBe(0);
+    // The waiting combined request has taken nothing on `overall`: both of its permits are still free,
+    // and a later request may use what it does not need by its reserved time, t=1000 (one permit) ...
+    expect(overall.tryAcquire(1)).toBe(0);
+    // ... but not what it does: the second permit would make it wait past t=1000.
+    expect(overall.tryAcquire(1)).toBe(1000);
     await clock.advance(990);
-    // At t=1000 the channel frees, but `overall` is full (taken at t=10) until t=1010.
-    expect(waiting.settled).toBe(false);
-    await clock.advance(10);
-    expect(waiting.at).toBe(1010);
+    expect(waiting.at).toBe(1000);
+    expect(overall.tryAcquire(1)).toBe(10); // full until the permit taken at t=10 leaves
   });
 
   test("charges every member exactly once per grant, even when a limiter is listed twice", async () => {
@@ -96,6 +98,77 @@ describe("combine", () => {
       { label: "a2", at: 2000 },
       { label: "ab", at: 3000 },
     ]);
+  });
+
+  /** Acquires from `limiter` in a loop, starting at `start`, until `stop` says so; logs each grant. */
+  function loop(clock: ManualClock, limiter: GatedLimiter, start: number, grants: number[], stop: () => boolean): void {
+    clock.setTimeout(async () => {
+      while (!stop()) {
+        await limiter.acquire();
+        grants.push(clock.now());
+      }
+    }, start);
+  }
+
+  test("a combined request is not starved by callers looping on each member alone", async () => {
+    const clock = new ManualClock();
+    const o = new WindowLimiter({ limit: 1, interval: 1000, clock });
+    const a = new WindowLimiter({ limit: 1, interval: 1000, clock });
+    const onO: number[] = [];
+    const onA: number[] = [];
+    let done = false;
+    loop(clock, o, 0, onO, () => done);
+    loop(clock, a, 500, onA, () => done);
+    await clock.advance(600);
+    // Each loop's next request (asked at t=0 and t=500) is ahead of it: O goes to the O loop at t=1000,
+    // A to the A loop at t=1500. From then on the combined request is due at t=2500, and neither
+    // loop may take the limit it needs before then: the O loop's request free at t=2000 waits.
+    const both = track(clock, combine(o, a).acquire());
+    await clock.advance(60_000);
+    done = true;
+    expect(both.at).toBe(2500);
+    expect(onO.slice(0, 4)).toEqual([0, 1000, 3500, 4500]);
+    expect(onA.slice(0, 4)).toEqual([500, 1500, 3500, 4500]);
+    await clock.advance(2000);
+  });
+
+  test("per-user × per-org limits: combine(user1, org1) is granted against combine(user1, org2) and combine(user2, org1) loops", async () => {
+    const clock = new ManualClock();
+    const limit = () => new WindowLimiter({ limit: 1, interval: 1000, clock });
+    const [user1, user2, org1, org2] = [limit(), limit(), limit(), limit()];
+    const first: number[] = [];
+    const second: number[] = [];
+    let done = false;
+    loop(clock, combine(user1, org2), 0, first, () => done);
+    loop(clock, combine(user2, org1), 500, second, () => done);
+    await clock.advance(600);
+    const both = track(clock, combine(user1, org1).acquire());
+    await clock.advance(60_000);
+    done = true;
+    expect(both.at).toBe(2500);
+    expect(first.slice(0, 3)).toEqual([0, 1000, 3500]);
+    expect(second.slice(0, 3)).toEqual([500, 1500, 3500]);
+    await clock.advance(2000);
+  });
+
+  test("combinations made and dropped per key fold into the overall's gate: no chain of gates is kept alive", async () => {
+    const clock = new ManualClock();
+    const overall = new WindowLimiter({ limit: 1, interval: 10, clock });
+    await overall.acquire();
+    const waited = overall.acquire(); // the overall's queue has been registered with its gate once
+    await clock.advance(10);
+    await waited;
+    const domain = overall[INTERNALS].gate();
+    for (let key = 0; key < 1000; key++) {
+      const perKey = combine(overall, new WindowLimiter({ limit: 5, interval: 1000, clock }));
+      expect(perKey[INTERNALS].gate()).toBe(domain);
+      void perKey.acquire();
+    }
+    await clock.advance(20_000);
+    // The overall never moved to a newer gate (each newer one would forward from the last), and its
+    // queue, empty, points at no gate at all.
+    expect(overall[INTERNALS].gate()).toBe(domain);
+    expect(overall[INTERNALS].queue.gate).toBe(null);
   });
 
   test("maxQueue applies to the combination's own queue", async () => {

@@ -62,11 +62,22 @@ function changeTimes(spec: PolicySpec, log: Grant[], t: number): number[] {
   }
 }
 
+/** The earliest time ≥ t at which `permits` are allowed by one policy, trying every time its answer may change. */
+function earliestAllowed(spec: PolicySpec, log: Grant[], permits: number, t: number): number {
+  const candidates = [t, ...changeTimes(spec, log, t)].sort((a, b) => a - b);
+  for (const c of candidates) if (allowed(spec, log, permits, c)) return c;
+  return Infinity;
+}
+
 /**
  * Runs the grant rule: at each instant, visit pending requests in arrival order. A request behind an
- * earlier pending request on the same limiter waits for it. Otherwise it is granted when none of its
- * policies is held by an earlier request and all allow it; if not, it holds the policies that stop it
- * (held already, or not allowing it now).
+ * earlier pending request on the same limiter waits for it and takes no part. Otherwise it is granted
+ * when all its policies allow it and the grant would not delay any earlier stopped request past its
+ * reservation: on every policy they share, that earlier request must still be allowed by its reserved
+ * time (or now, if that is past). A stopped request reserves the time at which all its policies allow
+ * it, as things stand, or — when they allow it now and only earlier reservations stop it — the latest
+ * time among those it would delay (backfilling: later requests use what the earlier ones do not need
+ * in time).
  */
 export function simulate(policies: PolicySpec[], queues: number[][], requests: RequestSpec[], horizon: number): Outcome[] {
   const logs: Grant[][] = policies.map(() => []);
@@ -77,24 +88,34 @@ export function simulate(policies: PolicySpec[], queues: number[][], requests: R
     // Grants due at t go before arrivals at t are considered (they are the same pass here anyway).
     for (;;) {
       let grantedAny = false;
-      const held = new Set<number>();
+      const reservations: Array<{ policies: number[]; permits: number; by: number }> = [];
       const queueBusy = new Set<number>();
       for (const i of order) {
         const r = requests[i]!;
         const o = outcomes[i]!;
         if (r.arrival > t || o.grantedAt !== undefined || o.aborted) continue;
-        // FIFO within a limiter: a request behind another on the same limiter waits for it and holds nothing.
+        // FIFO within a limiter: a request behind another on the same limiter waits for it.
         if (queueBusy.has(r.queue)) continue;
         queueBusy.add(r.queue);
         const ps = queues[r.queue]!;
-        const stopping = ps.filter((p) => held.has(p) || !allowed(policies[p]!, logs[p]!, r.permits, t));
-        if (stopping.length === 0) {
+        const allowedNow = ps.every((p) => allowed(policies[p]!, logs[p]!, r.permits, t));
+        const delayed = reservations.filter((res) =>
+          ps.some((p) =>
+            res.policies.includes(p) &&
+            earliestAllowed(policies[p]!, [...logs[p]!, { at: t, permits: r.permits }], res.permits, t) > Math.max(res.by, t)
+          )
+        );
+        if (allowedNow && delayed.length === 0) {
           for (const p of ps) logs[p]!.push({ at: t, permits: r.permits });
           o.grantedAt = t;
           grantedAny = true;
           break; // restart the pass: the naive way, from the first pending request
         }
-        for (const p of stopping) held.add(p);
+        // Its time: when all its policies allow it; if they do now, not before the earlier requests
+        // it would delay are granted (at their reserved times).
+        const own = Math.max(t, ...ps.map((p) => earliestAllowed(policies[p]!, logs[p]!, r.permits, t)));
+        const by = allowedNow ? Math.max(own, ...delayed.map((res) => res.by)) : own;
+        reservations.push({ policies: ps, permits: r.permits, by });
       }
       if (!grantedAny) break;
     }

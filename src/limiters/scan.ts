@@ -1,0 +1,219 @@
+/**
+ * The grant rule as a pure pass over queue heads at one instant (see the module note of `gate.ts`).
+ * Used by the gate on the live queues and by predictions on copies.
+ *
+ * @module
+ */
+import type { Policy } from "./policy.ts";
+
+/** Global scan epochs, so a policy's held-mark from one gate never matches another gate's scan. */
+let nextEpoch = 1;
+
+/**
+ * A fresh scan epoch: marks made under an older epoch no longer count.
+ *
+ * @example
+ * ```ts
+ * const epoch = newEpoch(); // policy.heldEpoch === epoch now means "held in this scan"
+ * ```
+ */
+export function newEpoch(): number {
+  return nextEpoch++;
+}
+
+/** What a scan needs from a queue: its policies and its head. */
+export interface ScanQueue {
+  readonly policies: readonly Policy[];
+  isEmpty(): boolean;
+  headSeq(): number;
+  headPermits(): number;
+  headHolds(): boolean;
+}
+
+/**
+ * Reservations of the stopped front waiters of one scan: per policy, flat pairs (permits, time) —
+ * "a waiter needing `permits` of this policy is due by `time`". A later request may take the policy
+ * only if every such waiter still fits by its time afterwards (see {@link conflictsUntil}).
+ */
+export type Reservations = Map<Policy, number[]>;
+
+/**
+ * Whether taking `permits` of `policies` at `now` would push an earlier stopped waiter's grant past
+ * its reserved time (evaluated on a copy of each reserved policy, after the hypothetical take): the
+ * latest reserved time among the waiters it would delay, or `-Infinity` when it delays none. A
+ * request stopped only by that is due no earlier than that time: the earlier waiter goes first, and
+ * until then the conflict stands (its time is fixed, and permits taken stay counted).
+ *
+ * @example
+ * ```ts
+ * if (conflictsUntil(queue.policies, 1, now, gate.reserved) === -Infinity) take();
+ * ```
+ */
+export function conflictsUntil(policies: readonly Policy[], permits: number, now: number, reserved: Reservations): number {
+  let until = -Infinity;
+  if (reserved.size === 0) return until;
+  for (let i = 0; i < policies.length; i++) {
+    const policy = policies[i]!;
+    const list = reserved.get(policy);
+    if (list === undefined) continue;
+    let copy: Policy | undefined;
+    for (let k = 0; k < list.length; k += 2) {
+      const by = list[k + 1]!;
+      if (by <= until) continue;
+      let at: number;
+      if (policy.earliestAfter !== undefined) at = policy.earliestAfter(permits, list[k]!, now);
+      else {
+        if (copy === undefined) {
+          copy = policy.clone(now);
+          copy.take(permits, now, false);
+        }
+        at = copy.earliest(list[k]!, now);
+      }
+      if (at > Math.max(by, now)) until = by;
+    }
+  }
+  return until;
+}
+
+/**
+ * Records that a stopped waiter needing `permits` of `policies` is due by `at`.
+ *
+ * @example
+ * ```ts
+ * reserve(queue.policies, 2, 1500, reserved); // later takes must leave it 2 permits by t=1500
+ * ```
+ */
+export function reserve(policies: readonly Policy[], permits: number, at: number, reserved: Reservations): void {
+  for (let i = 0; i < policies.length; i++) {
+    const list = reserved.get(policies[i]!);
+    if (list === undefined) reserved.set(policies[i]!, [permits, at]);
+    else list.push(permits, at);
+  }
+}
+
+/**
+ * One pass of the grant rule at `now` over `queues` (see the module note of `gate.ts`). Calls
+ * `grant(queue)` for each head granted, in arrival order, after taking its permits; fills `reserved`
+ * with the reservations of the heads it stops. Returns the next time the outcome can change, or
+ * `Infinity`: the earliest instant at which any stopped head's binding policy frees up.
+ *
+ * A head stopped only by an earlier reservation has no time of its own to wait for: it is granted when
+ * that earlier waiter is (a later take never frees what a reservation needs, and the passing of time
+ * alone does not undo a conflict for these policies: the permits taken stay counted past the
+ * reserved time), so the earlier waiter's own change time covers it.
+ */
+export function scanQueues(
+  queues: readonly ScanQueue[],
+  now: number,
+  epoch: number,
+  grant: (queue: ScanQueue) => void,
+  reserved: Reservations,
+): number {
+  const heap = queues.filter((q) => !q.isEmpty());
+  for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
+  /** Heads stopped without a finite reservation: they hold what stops them (the older, weaker rule). */
+  const holding: ScanQueue[] = [];
+  let wake = Infinity;
+  while (heap.length > 0) {
+    const queue = heap[0]!;
+    const permits = queue.headPermits();
+    const policies = queue.policies;
+    let blocked = false;
+    let held = false;
+    let due = now;
+    let changeAt = Infinity;
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i]!;
+      if (policy.heldEpoch === epoch) {
+        held = true; // queues behind an earlier waiter with no reservation time
+        continue;
+      }
+      const at = policy.earliest(permits, now);
+      if (at > now) {
+        blocked = true;
+        if (at > due) due = at;
+        if (at < changeAt) changeAt = at;
+      }
+    }
+    // Only a head its own policies allow now is checked against earlier reservations: a blocked one
+    // reserves its own time, and is checked when that comes.
+    const until = blocked || held ? -Infinity : conflictsUntil(policies, permits, now, reserved);
+    if (!blocked && !held && until === -Infinity) {
+      const hold = queue.headHolds();
+      for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
+      grant(queue);
+      // A head without a reservation time may now be stopped by this grant as well.
+      for (let j = 0; j < holding.length; j++) {
+        const at = holdStopping(holding[j]!, now, epoch, policies);
+        if (at < wake) wake = at;
+      }
+      if (queue.isEmpty()) popRoot(heap);
+      else siftDown(heap, 0);
+      continue;
+    }
+    if (changeAt < wake) wake = changeAt;
+    if (held || due === Infinity) {
+      // Its grant time is unknown (it waits for in-flight work, or behind such a waiter): it holds
+      // the policies that stop it, as a plain FIFO would.
+      for (let i = 0; i < policies.length; i++) {
+        const policy = policies[i]!;
+        if (policy.heldEpoch !== epoch && policy.earliest(permits, now) > now) policy.heldEpoch = epoch;
+      }
+      holding.push(queue);
+    } else {
+      reserve(policies, permits, Math.max(due, until), reserved);
+    }
+    popRoot(heap);
+  }
+  return wake;
+}
+
+/**
+ * Marks as held the policies among `granted` that now stop `queue`'s head; returns the earliest time
+ * one of them frees up for it.
+ */
+function holdStopping(queue: ScanQueue, now: number, epoch: number, granted: readonly Policy[]): number {
+  const permits = queue.headPermits();
+  let changeAt = Infinity;
+  for (const policy of queue.policies) {
+    if (policy.heldEpoch === epoch || !granted.includes(policy)) continue;
+    const at = policy.earliest(permits, now);
+    if (at > now) {
+      policy.heldEpoch = epoch;
+      if (at < changeAt) changeAt = at;
+    }
+  }
+  return changeAt;
+}
+
+function popRoot(heap: ScanQueue[]): void {
+  const last = heap.pop()!;
+  if (heap.length > 0) {
+    heap[0] = last;
+    siftDown(heap, 0);
+  }
+}
+
+function siftDown(heap: ScanQueue[], i: number): void {
+  const n = heap.length;
+  const item = heap[i]!;
+  const seq = item.headSeq();
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= n) break;
+    const right = left + 1;
+    let child = left;
+    let childSeq = heap[left]!.headSeq();
+    if (right < n) {
+      const rightSeq = heap[right]!.headSeq();
+      if (rightSeq < childSeq) {
+        child = right;
+        childSeq = rightSeq;
+      }
+    }
+    if (childSeq >= seq) break;
+    heap[i] = heap[child]!;
+    i = child;
+  }
+  heap[i] = item;
+}

@@ -1,0 +1,93 @@
+/**
+ * Settling granted waiters and running scheduled tasks, in grant order, even when a task calls back
+ * into a limiter during the drain.
+ *
+ * @module
+ */
+import type { Gate } from "./gate.ts";
+import { type Task, TaskWaiter, type Waiter } from "./waiter.ts";
+
+/**
+ * Runs a task now: its result, or its synchronous throw as a rejection, becomes the returned
+ * promise; `onDone` runs once the result settles.
+ */
+function runTask(task: Task, onDone: (() => void) | undefined): Promise<unknown> {
+  let result: unknown;
+  try {
+    result = task();
+  } catch (error) {
+    onDone?.();
+    return Promise.reject(error);
+  }
+  const promise = Promise.resolve(result);
+  if (onDone !== undefined) promise.then(onDone, onDone);
+  return promise;
+}
+
+/**
+ * Granted waiters settle in grant order, even when a task they run calls back into a limiter and
+ * causes more grants: those join the end of this queue instead of running first.
+ */
+const settling: Array<Waiter | (() => void) | Gate> = [];
+let draining = false;
+
+/**
+ * Settles waiters just granted by `gate`, in order. The gate rides along in the drain (before its
+ * waiters) rather than on each queue, so an empty queue keeps no reference to a gate that may later be
+ * merged away (which would keep a chain of forwarded gates alive).
+ */
+export function settleInOrder(granted: readonly Waiter[], gate: Gate): void {
+  settling.push(gate);
+  for (const waiter of granted) settling.push(waiter);
+  if (draining) return;
+  draining = true;
+  let current: Gate | undefined;
+  try {
+    for (let i = 0; i < settling.length; i++) {
+      const next = settling[i]!;
+      if (typeof next === "function") next();
+      else if (next instanceof Promise) settle(next, current!);
+      else current = next;
+    }
+  } finally {
+    settling.length = 0;
+    draining = false;
+  }
+  // Permits stamped as their tasks started: the queues they held can now be timed. One pass per gate.
+  if (stamped.size > 0) {
+    const gates = [...stamped];
+    stamped.clear();
+    for (const gate of gates) gate.scan();
+  }
+}
+
+/** Gates whose held permits were stamped during the drain, to rescan once it ends. */
+export const stamped = new Set<Gate>();
+
+/**
+ * Starts a task granted at once. Outside a grant pass it runs synchronously, at its grant; inside one
+ * (a task scheduling another), it runs after the tasks granted before it.
+ */
+export function startTask(task: Task, onDone: (() => void) | undefined): Promise<unknown> {
+  if (!draining) return runTask(task, onDone);
+  return new Promise((resolve) => {
+    settling.push(() => resolve(runTask(task, onDone)));
+  });
+}
+
+/** Resolves a granted waiter that has left its queue (running its task, if it carries one). */
+function settle(waiter: Waiter, granter: Gate): void {
+  if (waiter instanceof TaskWaiter) {
+    let onDone: (() => void) | undefined;
+    if (waiter.hold) {
+      const queue = waiter.queue;
+      const gate = granter.root();
+      if (queue.countFrom === "start") gate.stampStart(queue.policies, waiter.permits);
+      else onDone = () => gate.root().release(queue.policies, waiter.permits);
+    }
+    waiter.resolve(runTask(waiter.task, onDone) as PromiseLike<void>);
+  }
+  else waiter.resolve();
+}
+
+export const RESOLVED: Promise<void> = Promise.resolve();

@@ -1,0 +1,66 @@
+/**
+ * Abort signals of queued waiters: one listener per signal, however many waiters share it.
+ *
+ * @module
+ */
+import type { Gate } from "./gate.ts";
+import type { Waiter } from "./waiter.ts";
+
+/**
+ * One abort listener per signal, however many waiters use it: runtimes check listeners for
+ * duplicates on every `addEventListener`, so one listener per waiter would cost O(n²) when many
+ * callers share a signal.
+ */
+interface SignalWatch {
+  readonly waiters: Set<Waiter>;
+  readonly onAbort: () => void;
+}
+const watches = new WeakMap<AbortSignal, SignalWatch>();
+
+export function watch(signal: AbortSignal, waiter: Waiter): void {
+  waiter.signal = signal;
+  let entry = watches.get(signal);
+  if (entry === undefined) {
+    const waiters = new Set<Waiter>();
+    entry = { waiters, onAbort: () => abortAll(signal, waiters) };
+    watches.set(signal, entry);
+    signal.addEventListener("abort", entry.onAbort, { once: true });
+  }
+  entry.waiters.add(waiter);
+}
+
+/** Rejects every waiter of an aborted signal, in arrival order, then rescans each gate once. */
+function abortAll(signal: AbortSignal, waiters: Set<Waiter>): void {
+  watches.delete(signal);
+  const reason = abortReason(signal);
+  const gates = new Set<Gate>();
+  for (const waiter of waiters) {
+    const gate = waiter.queue.gate!;
+    gate.detach(waiter);
+    gates.add(gate);
+    waiter.signal = undefined;
+    waiter.resolve(Promise.reject(reason));
+  }
+  waiters.clear();
+  // The aborted waiters may have held places that others were queued behind.
+  for (const gate of gates) gate.scan();
+}
+
+/** Stops watching a granted waiter's signal. */
+export function unwatch(waiter: Waiter): void {
+  const signal = waiter.signal!;
+  waiter.signal = undefined;
+  const entry = watches.get(signal);
+  if (entry !== undefined) {
+    entry.waiters.delete(waiter);
+    if (entry.waiters.size === 0) {
+      watches.delete(signal);
+      signal.removeEventListener("abort", entry.onAbort);
+    }
+  }
+}
+
+/** The reason a signal was aborted with, or a standard AbortError where the runtime gives none. */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
