@@ -18,7 +18,8 @@
  *
  * @module
  */
-import { type Clock } from "../clock.ts";
+import type { Clock } from "../clock.ts";
+import { type GateTime, timeOf } from "./gate-time.ts";
 import { LIMITER_DEFAULTS } from "./defaults.ts";
 import { type AcquireOptions, GatedLimiter, INTERNALS, type Limiter, resolveClock, type ScheduleOptions } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
@@ -80,7 +81,8 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
   readonly #create: (key: K) => L;
   readonly #maxKeys: number;
   readonly #idleTimeout: number;
-  readonly #clock: Clock;
+  /** Gate time of the clock (validated, never backwards), as the limiters it makes see it. */
+  readonly #time: GateTime;
   readonly #entries = new Map<K, Entry<K, L>>();
   /** Least recently used. */
   #oldest: Entry<K, L> | null = null;
@@ -108,7 +110,7 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
     this.#create = requireFunction("create", o.create as (key: K) => L);
     this.#maxKeys = positiveInteger("maxKeys", o.maxKeys ?? LIMITER_DEFAULTS.maxKeys);
     this.#idleTimeout = nonNegativeOrInfinity("idleTimeout", o.idleTimeout ?? LIMITER_DEFAULTS.idleTimeout);
-    this.#clock = resolveClock(o.clock);
+    this.#time = timeOf(resolveClock(o.clock));
   }
 
   /** How many keys currently have a limiter. */
@@ -123,7 +125,7 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
 
   /** The limiter for `key`, created with `create(key)` on first use. */
   get(key: K): L {
-    const now = this.#clock.now();
+    const now = this.#time.now();
     let entry = this.#entries.get(key);
     if (entry !== undefined) {
       entry.lastUsed = now;
