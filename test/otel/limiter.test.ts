@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { DataPointType, type MetricData } from "@opentelemetry/sdk-metrics";
 import type { Meter } from "@opentelemetry/api";
 import { instrumentLimiter, type MeterLike, METRICS, WAIT_BUCKETS } from "../../src/otel.ts";
-import { FakeLimiter, harness, type Harness, histogram, points } from "./support.ts";
+import { FakeLimiter, harness, type Harness, histogram, points, sorted, sortedBy } from "./support.ts";
 
 let otel: Harness;
 beforeEach(() => {
@@ -56,7 +56,7 @@ describe("instrumentLimiter(): counters and the wait histogram from events", () 
     instrumentLimiter(limiter, { meter: otel.meter, name: "github" });
     limiter.pause(2000, 0);
     limiter.pause(500, 100);
-    expect(points(await otel.collect(), "sluice.limiter.pauses")).toEqual([[NAME, 2]]);
+    expect(points(await otel.collect(), "sluice.limiter.pauses")).toEqual(sorted([[NAME, 2]]));
   });
 
   test("the caller's attributes are on every measurement, beside the name", async () => {
@@ -65,15 +65,15 @@ describe("instrumentLimiter(): counters and the wait histogram from events", () 
     limiter.grant(1, 0);
     limiter.queued = 2;
     const metrics = await otel.collect();
-    expect(points(metrics, "sluice.limiter.requests")).toEqual([[{ ...granted, region: "eu", shard: 3 }, 1]]);
-    expect(points(metrics, "sluice.limiter.queued_requests")).toEqual([[{ ...NAME, region: "eu", shard: 3 }, 2]]);
+    expect(points(metrics, "sluice.limiter.requests")).toEqual(sorted([[{ ...granted, region: "eu", shard: 3 }, 1]]));
+    expect(points(metrics, "sluice.limiter.queued_requests")).toEqual(sorted([[{ ...NAME, region: "eu", shard: 3 }, 2]]));
   });
 
   test("`name` wins over an attribute of the same key", async () => {
     const limiter = new FakeLimiter();
     instrumentLimiter(limiter, { meter: otel.meter, name: "github", attributes: { "sluice.limiter.name": "other" } });
     limiter.grant(1, 0);
-    expect(points(await otel.collect(), "sluice.limiter.requests")).toEqual([[granted, 1]]);
+    expect(points(await otel.collect(), "sluice.limiter.requests")).toEqual(sorted([[granted, 1]]));
   });
 });
 
@@ -86,24 +86,24 @@ describe("instrumentLimiter(): queued, in-flight and rate read from stats() at e
     limiter.inFlight = 2;
     let metrics = await otel.collect();
     expect(limiter.reads).toBe(1);
-    expect(points(metrics, "sluice.limiter.queued_requests")).toEqual([[NAME, 7]]);
-    expect(points(metrics, "sluice.limiter.active_requests")).toEqual([[NAME, 2]]);
-    expect(points(metrics, "sluice.limiter.rate")).toEqual([[NAME, 5000 / 3600]]);
+    expect(points(metrics, "sluice.limiter.queued_requests")).toEqual(sorted([[NAME, 7]]));
+    expect(points(metrics, "sluice.limiter.active_requests")).toEqual(sorted([[NAME, 2]]));
+    expect(points(metrics, "sluice.limiter.rate")).toEqual(sorted([[NAME, 5000 / 3600]]));
 
     limiter.queued = 0;
     limiter.inFlight = 1;
     limiter.rate = { limit: 10, interval: 1000 }; // an adaptive limiter moved its rate
     metrics = await otel.collect();
     expect(limiter.reads).toBe(2);
-    expect(points(metrics, "sluice.limiter.queued_requests")).toEqual([[NAME, 0]]);
-    expect(points(metrics, "sluice.limiter.active_requests")).toEqual([[NAME, 1]]);
-    expect(points(metrics, "sluice.limiter.rate")).toEqual([[NAME, 10]]);
+    expect(points(metrics, "sluice.limiter.queued_requests")).toEqual(sorted([[NAME, 0]]));
+    expect(points(metrics, "sluice.limiter.active_requests")).toEqual(sorted([[NAME, 1]]));
+    expect(points(metrics, "sluice.limiter.rate")).toEqual(sorted([[NAME, 10]]));
   });
 
   test("a limiter without a rate reports none", async () => {
     const limiter = new FakeLimiter();
     instrumentLimiter(limiter, { meter: otel.meter, name: "github" });
-    expect(points(await otel.collect(), "sluice.limiter.rate")).toEqual([]);
+    expect(points(await otel.collect(), "sluice.limiter.rate")).toEqual(sorted([]));
   });
 
   test("two limiters on one meter share the instruments, told apart by name", async () => {
@@ -119,11 +119,11 @@ describe("instrumentLimiter(): queued, in-flight and rate read from stats() at e
     const metrics = await otel.collect();
     expect(metrics.filter((m) => m.descriptor.name === "sluice.limiter.requests")).toHaveLength(1);
     const name = (n: string) => ({ "sluice.limiter.name": n });
-    expect(points(metrics, "sluice.limiter.requests")).toEqual([
+    expect(points(metrics, "sluice.limiter.requests")).toEqual(sorted([
       [{ ...name("a"), "sluice.limiter.outcome": "granted" }, 1],
       [{ ...name("b"), "sluice.limiter.outcome": "granted" }, 2],
-    ]);
-    expect(points(metrics, "sluice.limiter.queued_requests")).toEqual([[name("a"), 1], [name("b"), 4]]);
+    ]));
+    expect(points(metrics, "sluice.limiter.queued_requests")).toEqual(sorted([[name("a"), 1], [name("b"), 4]]));
   });
 });
 
@@ -174,7 +174,7 @@ describe("stopping", () => {
     limiter.grant(1, 0); // no listener: nothing dispatched, nothing counted
     const metrics = await otel.collect();
     expect(limiter.reads).toBe(1);
-    expect(points(metrics, "sluice.limiter.requests")).toEqual([[granted, 1]]);
+    expect(points(metrics, "sluice.limiter.requests")).toEqual(sorted([[granted, 1]]));
   });
 
   test("a stopped limiter and its callback are not kept by the meter", async () => {
@@ -237,11 +237,3 @@ describe("invalid options throw, naming the option and the value", () => {
     expect(fresh.events.listeners()).toBe(0);
   });
 });
-
-function sorted<T extends [Record<string, unknown>, number]>(rows: T[]): T[] {
-  return rows.sort((a, b) => JSON.stringify(a[0]).localeCompare(JSON.stringify(b[0])));
-}
-
-function sortedBy<T extends { attributes: Record<string, unknown> }>(rows: T[]): T[] {
-  return rows.sort((a, b) => JSON.stringify(a.attributes).localeCompare(JSON.stringify(b.attributes)));
-}

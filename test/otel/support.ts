@@ -39,14 +39,25 @@ export function harness(): Harness {
 
 type Attrs = Record<string, unknown>;
 
+/** Attributes as one string, whatever order their keys are in (the SDK does not keep it). */
+const canonical = (attributes: Attrs) => JSON.stringify(Object.entries(attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+
+/** Rows of `[attributes, value]` in the order {@link points} returns them. */
+export function sorted<T extends [Attrs, number]>(rows: T[]): T[] {
+  return rows.sort((a, b) => canonical(a[0]).localeCompare(canonical(b[0])));
+}
+
+/** Histogram rows in the order {@link histogram} returns them. */
+export function sortedBy<T extends { attributes: Attrs }>(rows: T[]): T[] {
+  return rows.sort((a, b) => canonical(a.attributes).localeCompare(canonical(b.attributes)));
+}
+
 /** A counter's or gauge's data points: `[attributes, value]`, sorted by attributes. */
 export function points(metrics: MetricData[], name: string): Array<[Attrs, number]> {
   const metric = metrics.find((m) => m.descriptor.name === name);
   if (metric === undefined) return [];
   if (metric.dataPointType === DataPointType.HISTOGRAM) throw new Error(`${name} is a histogram`);
-  return metric.dataPoints
-    .map((p): [Attrs, number] => [{ ...p.attributes }, p.value as number])
-    .sort((a, b) => JSON.stringify(a[0]).localeCompare(JSON.stringify(b[0])));
+  return sorted(metric.dataPoints.map((p): [Attrs, number] => [{ ...p.attributes }, p.value as number]));
 }
 
 export interface HistogramPoint {
@@ -62,15 +73,14 @@ export function histogram(metrics: MetricData[], name: string): HistogramPoint[]
   const metric = metrics.find((m) => m.descriptor.name === name);
   if (metric === undefined) return [];
   if (metric.dataPointType !== DataPointType.HISTOGRAM) throw new Error(`${name} is not a histogram`);
-  return metric.dataPoints
+  return sortedBy(metric.dataPoints
     .map((p) => {
       const { boundaries, counts } = p.value.buckets;
       const buckets = counts
         .map((n, i): [number, number] => [boundaries[i] ?? Infinity, n])
         .filter(([, n]) => n > 0);
       return { attributes: { ...p.attributes }, count: p.value.count, sum: p.value.sum ?? NaN, buckets };
-    })
-    .sort((a, b) => JSON.stringify(a.attributes).localeCompare(JSON.stringify(b.attributes)));
+    }));
 }
 
 /** The stats snapshot of SPEC-observability.md. */
