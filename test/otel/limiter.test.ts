@@ -135,12 +135,12 @@ describe("the instruments follow the semantic conventions", () => {
     limiter.grant(1, 0);
     limiter.pause(1, 0);
     const metrics = await otel.collect();
-    const describe = (m: MetricData) => [
+    const kind = (m: MetricData) => [
       m.descriptor.name,
       m.descriptor.unit,
       m.dataPointType === DataPointType.SUM ? (m.isMonotonic ? "counter" : "updowncounter") : DataPointType[m.dataPointType],
     ];
-    expect(metrics.map(describe).sort()).toEqual([
+    expect(metrics.map(kind).sort()).toEqual([
       [METRICS.activeRequests.name, "{request}", "updowncounter"],
       [METRICS.pauses.name, "{pause}", "counter"],
       [METRICS.permits.name, "{permit}", "counter"],
