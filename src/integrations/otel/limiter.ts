@@ -54,7 +54,8 @@ export interface InstrumentKeyedOptions extends InstrumentLimiterOptions, KeyAtt
 
 /**
  * Stops reporting: removes the event listeners and the collection callback. Calling it again does
- * nothing.
+ * nothing. (With cumulative temporality the SDK keeps exporting the last observed queued and
+ * in-flight values until its meter provider shuts down; that is the SDK's rule for series.)
  *
  * @example
  * ```ts
@@ -213,7 +214,9 @@ export function instrumentLimiter(limiter: ObservableLimiter, options: Instrumen
  * default): keys past the bound, or mapped to `undefined`, are reported without `sluice.key`, so
  * sums over the attribute stay right. The queued and in-flight counts of a key are read with
  * `stats(key)` once the key has had an event (a grant, refusal, abort or pause); until then they
- * are in the series without `sluice.key`. No rate is reported (keys may have different ones).
+ * are in the series without `sluice.key`. A key stays tracked while it has callers queued or in
+ * flight, and is reported at 0 once when it becomes idle; at most 10 000 keys are tracked at once.
+ * No rate is reported (keys may have different ones).
  *
  * @example
  * ```ts
