@@ -64,7 +64,7 @@ export class Gate {
   /** Queues that have waiters. */
   readonly active: Set<WaitQueue> = new Set();
   /** The epoch of the last scan: a policy with this `heldEpoch` is held by a waiter. */
-  epoch = newEpoch();
+  epoch: number = newEpoch();
   /**
    * The reservations of the stopped front waiters, as of the last scan (plus fronts queued since).
    * A shared empty map while nobody waits, so an idle limiter (one per key) carries no map of its own.

@@ -36,6 +36,7 @@ import {
  * ```
  */
 export interface AnthropicLimits {
+  /** Requests per minute. */
   readonly rpm: number;
   /** Input tokens per minute. */
   readonly inputTpm: number;

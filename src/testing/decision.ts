@@ -54,6 +54,7 @@ export interface HeaderOptions {
  * ```
  */
 export interface Decision {
+  /** True when the server serves the request (possibly after `delayMs`). */
   readonly allowed: boolean;
   /** 200 when allowed, else the model's refusal status (429 unless configured; nginx's default is 503). */
   readonly status: number;

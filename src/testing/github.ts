@@ -46,7 +46,9 @@ export type GitHubResource = "core" | "search" | "graphql";
  * ```
  */
 export interface GitHubQuota {
+  /** Requests allowed per window. */
   readonly limit: number;
+  /** The window, in ms. */
   readonly interval: number;
 }
 

@@ -15,8 +15,11 @@
  * ```
  */
 export interface OpenAIUsage {
+  /** Tokens in the prompt. */
   readonly prompt_tokens: number;
+  /** Tokens generated. */
   readonly completion_tokens: number;
+  /** prompt_tokens + completion_tokens. */
   readonly total_tokens: number;
 }
 

@@ -57,6 +57,7 @@ export interface OpenAILimits {
 export interface CompletionContext {
   /** `max_completion_tokens` or `max_tokens` of the request, if set. */
   readonly maxTokens: number | undefined;
+  /** The prompt's token estimate (characters / 4, rounded up). */
   readonly promptTokens: number;
   /** A seeded uniform [0, 1) draw. */
   readonly random: () => number;

@@ -20,7 +20,10 @@ import { describeValue } from "../validate.ts";
 export class SeededRandom {
   #state: number;
 
-  /** @param seed any safe integer; different seeds give unrelated sequences. */
+  /**
+   * A generator whose sequence is fixed by `seed`.
+   * @param seed any safe integer; different seeds give unrelated sequences.
+   */
   constructor(seed = 1) {
     if (!Number.isSafeInteger(seed)) throw new RangeError(`\`seed\` must be a safe integer, got ${describeValue(seed)}`);
     // xorshift has one fixed point (0); hashing the seed spreads nearby seeds and avoids it.

@@ -31,7 +31,9 @@ export interface ServerContext {
  * ```
  */
 export interface SimulatedReply {
+  /** The HTTP status the simulated server answers with. */
   readonly status: number;
+  /** Response headers (rate-limit headers, `retry-after`, …). */
   readonly headers?: Readonly<Record<string, string>>;
   /** The body text. @default "" */
   readonly body?: string;

@@ -16,9 +16,11 @@
 export interface Arrival {
   /** Arrival time, ms. */
   readonly at: number;
+  /** The request's method. */
   readonly method: string;
   /** Path and query of the URL. */
   readonly path: string;
+  /** The status the server answered with. */
   readonly status: number;
 }
 
