@@ -26,6 +26,8 @@ export class GateTime {
   readonly #clock: Clock;
   #offset = 0;
   #last = -Infinity;
+  /** How many times the clock has been seen stepping back (a timer armed before one can tell). */
+  steps = 0;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -43,13 +45,17 @@ export class GateTime {
     const t = raw + this.#offset;
     if (t >= this.#last) return (this.#last = t);
     this.#offset = this.#last - raw; // stepped back: resume from where gate time was
+    this.steps++;
     return this.#last;
   }
 
   /**
-   * Gate time, moved up to `atLeast` if it is behind: a timer armed for that time has fired, which
-   * proves the time has passed even if the clock stepped back meanwhile (else the gate would lose the
-   * time between its last reading and the step, and re-arm for it).
+   * Gate time, moved up to `atLeast` if it is behind. Only for a timer armed for that time that has
+   * fired across a step back (see {@link GateTime.steps}): the time between the last reading and the
+   * step is then unobservable, and the fire is the best evidence of it (else the gate would re-arm for
+   * time already waited). Never for an ordinary fire: runtimes fire timers up to ~1 ms early (Node
+   * rounds to its loop's cached ms), so taking every fire as proof would grant early and push gate
+   * time ahead of the clock a little more each time.
    */
   atLeast(atLeast: number): number {
     const t = this.now();

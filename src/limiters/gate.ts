@@ -78,6 +78,8 @@ export class Gate {
   #holding = false;
   /** The gate time by which the armed timer fires (≤ `#timerAt` when a long delay is capped). */
   #timerDue = -Infinity;
+  /** The clock's step-back count when the timer was armed. */
+  #armedSteps = 0;
 
   readonly #time: GateTime;
 
@@ -366,6 +368,7 @@ export class Gate {
     if (wake === Infinity) return;
     const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, wake - now));
     this.#timerDue = now + delay;
+    this.#armedSteps = this.#time.steps;
     this.#timer = this.clock.setTimeout(this.#onTimer, delay);
   }
 
@@ -374,7 +377,10 @@ export class Gate {
     this.#timerAt = Infinity;
     let now: number;
     try {
-      now = this.#time.atLeast(this.#timerDue);
+      // The clock's reading; an early fire just re-arms. Only across a step back is the fire itself
+      // taken as proof that its time has passed (see GateTime.atLeast).
+      now = this.#time.now();
+      if (this.#time.steps !== this.#armedSteps) now = this.#time.atLeast(this.#timerDue);
     } catch (error) {
       this.#failAll(error);
       return;

@@ -97,3 +97,52 @@ describe("a clock whose now() misbehaves", () => {
     expect(granted).toBe(0);
   });
 });
+
+/**
+ * Timers that fire `early` ms before their delay, as Node's can (its loop caches the time in whole
+ * ms), though never sooner than `1 - early` ms after they were set (Node runs a delay below 1 as 1).
+ */
+class EarlyTimerClock implements Clock {
+  readonly base = new ManualClock(0);
+  readonly early: number;
+  constructor(early: number) {
+    this.early = early;
+  }
+  now(): number {
+    return this.base.now();
+  }
+  setTimeout(callback: () => void, delay: number): TimerHandle {
+    return this.base.setTimeout(callback, Math.max(1, delay) - this.early);
+  }
+  clearTimeout(handle: TimerHandle): void {
+    this.base.clearTimeout(handle);
+  }
+}
+
+describe("timers that fire early", () => {
+  test("an early timer is no proof of time: no grant before the clock allows it, over 500 grants", async () => {
+    // Found in a real-time run: treating a fired timer as proof that its time had come let a grant
+    // through 0.17 ms early, and each early fire moved gate time further ahead of the clock.
+    const clock = new EarlyTimerClock(0.9);
+    const window = new WindowLimiter({ limit: 1, interval: 10, clock });
+    const smooth = new SmoothLimiter({ limit: 100, interval: 1000, clock });
+    const windowGrants: number[] = [];
+    const smoothGrants: number[] = [];
+    for (let i = 0; i < 500; i++) {
+      void window.acquire().then(() => windowGrants.push(clock.now()));
+      void smooth.acquire().then(() => smoothGrants.push(clock.now()));
+    }
+    await clock.base.advance(6000);
+    expect(windowGrants).toHaveLength(500);
+    expect(smoothGrants).toHaveLength(500);
+    // Never early, in the clock's own time. The strict window counts from each actual grant, so it
+    // must see every gap at least a full interval, each within one short re-arm (0.1 ms here) of it;
+    // so must the smooth limiter without burst (a late grant's delay is never given back).
+    const gaps = windowGrants.slice(1).map((t, i) => t - windowGrants[i]!);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(10 - 1e-9);
+    expect(Math.max(...gaps)).toBeLessThan(10.2);
+    const smoothGaps = smoothGrants.slice(1).map((t, i) => t - smoothGrants[i]!);
+    expect(Math.min(...smoothGaps)).toBeGreaterThanOrEqual(10 - 1e-9);
+    expect(Math.max(...smoothGaps)).toBeLessThan(10.2);
+  });
+});
