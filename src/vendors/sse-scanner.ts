@@ -1,7 +1,7 @@
 /**
  * An incremental Server-Sent Events parser over raw bytes, with bounded memory: it keeps only the
- * current partial line (and the current event's `data`), each capped, and hands every complete
- * event to a callback. Lines end at LF, CR or CRLF (the SSE grammar), also when a CRLF or a
+ * current partial line and the current event's `data`, together capped (line bytes plus data
+ * characters ≤ `maxLineBytes`), and hands every complete event to a callback. Lines end at LF, CR or CRLF (the SSE grammar), also when a CRLF or a
  * multi-byte UTF-8 character is split between chunks: bytes are cut into lines first and only
  * whole lines are decoded.
  *
@@ -56,7 +56,7 @@ export class SseScanner {
 
   /**
    * @param onEvent called with each complete event (at its blank line).
-   * @param maxLineBytes the cap on a line, and on an event's data, in bytes.
+   * @param maxLineBytes the cap on the partial line's bytes plus the current event's data.
    * @throws {RangeError} when `maxLineBytes` is not a positive integer.
    */
   constructor(onEvent: (event: SseEvent) => void, maxLineBytes: number) {
@@ -64,7 +64,7 @@ export class SseScanner {
     this.#max = positiveInteger("maxLineBytes", maxLineBytes);
   }
 
-  /** Bytes held now: the partial line plus the current event's data (for tests of the bound). */
+  /** What is held now: the partial line's bytes plus the event data's characters; never above the cap. */
   get bufferedBytes(): number {
     return this.#length + this.#data.length;
   }
@@ -94,7 +94,8 @@ export class SseScanner {
 
   #append(chunk: Uint8Array, start: number, end: number): void {
     if (this.#skipping || start === end) return;
-    if (this.#length + (end - start) > this.#max) {
+    // One cap for both buffers: the line being read and the event's data gathered so far.
+    if (this.#length + this.#data.length + (end - start) > this.#max) {
       this.#skipping = true;
       this.#pieces = [];
       this.#length = 0;
