@@ -4,9 +4,6 @@
  * @module
  */
 
-/** A request body whose content is at hand: text, or bytes (UTF-8). */
-export type BodyValue = string | ArrayBuffer | ArrayBufferView;
-
 /**
  * Parses a request body as a JSON object. The body must be a value whose content is at hand — a
  * string, `ArrayBuffer` or typed array/`DataView` (UTF-8) — so reading it consumes nothing; a stream,

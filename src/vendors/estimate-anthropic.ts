@@ -7,6 +7,7 @@
 
 import { nonNegativeInteger, positiveFinite } from "../validate.ts";
 import { parseJsonBody } from "./body-json.ts";
+import { VENDOR_DEFAULTS } from "./defaults.ts";
 import { integerField, jsonChars, modelOf, textChars } from "./prompt-text.ts";
 
 /** Options for {@link estimateAnthropicRequest}. */
@@ -56,8 +57,8 @@ export interface AnthropicEstimate {
  * ```
  */
 export function estimateAnthropicRequest(body: unknown, options: AnthropicEstimateOptions = {}): AnthropicEstimate | undefined {
-  const charsPerToken = options.charsPerToken === undefined ? 3.5 : positiveFinite("charsPerToken", options.charsPerToken);
-  const defaultMax = options.defaultMaxOutputTokens === undefined ? 0 : nonNegativeInteger("defaultMaxOutputTokens", options.defaultMaxOutputTokens);
+  const charsPerToken = options.charsPerToken === undefined ? VENDOR_DEFAULTS.anthropicCharsPerToken : positiveFinite("charsPerToken", options.charsPerToken);
+  const defaultMax = options.defaultMaxOutputTokens === undefined ? VENDOR_DEFAULTS.defaultMaxOutputTokens : nonNegativeInteger("defaultMaxOutputTokens", options.defaultMaxOutputTokens);
   const json = parseJsonBody(body);
   if (json === undefined) return undefined;
   const chars = textChars(json.system) + textChars(json.messages) + jsonChars(json.tools);

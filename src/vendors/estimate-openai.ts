@@ -7,6 +7,7 @@
 
 import { nonNegativeInteger, positiveFinite } from "../validate.ts";
 import { parseJsonBody } from "./body-json.ts";
+import { VENDOR_DEFAULTS } from "./defaults.ts";
 import { integerField, jsonChars, modelOf, textChars, tokenIds } from "./prompt-text.ts";
 
 /** Options for {@link estimateOpenAIRequest}. */
@@ -44,20 +45,12 @@ export interface OpenAIEstimate {
 }
 
 /**
- * The message framing tokens of a chat prompt: 3 per message and 3 priming the reply, as the
- * OpenAI cookbook counts them ("How to count tokens with tiktoken").
- */
-const TOKENS_PER_MESSAGE = 3;
-const REPLY_PRIMING_TOKENS = 3;
-
-/** Legacy completions' `max_tokens` default (OpenAI API reference, "Defaults to 16"). */
-const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
-
-/**
  * Estimates the tokens an OpenAI request will count against TPM, from its JSON body, for chat
  * completions (`messages`), the Responses API (`input`, `instructions`), legacy completions
  * (`prompt`) and embeddings (`input`, also as token ids). Tool and schema definitions (`tools`,
- * `functions`, `response_format`, `text`) count as their JSON.
+ * `functions`, `response_format`, `text`) count as their JSON; a chat prompt adds its framing,
+ * 3 tokens per message and 3 priming the reply (the OpenAI cookbook's count). Prompts given as
+ * token ids count exactly. Characters are UTF-16 code units (`String.length`).
  *
  * The reservation is prompt + maximum output × choices, which is at least what the request can
  * use. OpenAI's own up-front count is "the maximum of max_tokens and the estimated number of
@@ -77,8 +70,8 @@ const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
  * ```
  */
 export function estimateOpenAIRequest(body: unknown, options: OpenAIEstimateOptions = {}): OpenAIEstimate | undefined {
-  const charsPerToken = options.charsPerToken === undefined ? 4 : positiveFinite("charsPerToken", options.charsPerToken);
-  const defaultMax = options.defaultMaxOutputTokens === undefined ? 0 : nonNegativeInteger("defaultMaxOutputTokens", options.defaultMaxOutputTokens);
+  const charsPerToken = options.charsPerToken === undefined ? VENDOR_DEFAULTS.openaiCharsPerToken : positiveFinite("charsPerToken", options.charsPerToken);
+  const defaultMax = options.defaultMaxOutputTokens === undefined ? VENDOR_DEFAULTS.defaultMaxOutputTokens : nonNegativeInteger("defaultMaxOutputTokens", options.defaultMaxOutputTokens);
   const json = parseJsonBody(body);
   if (json === undefined) return undefined;
 
@@ -88,7 +81,7 @@ export function estimateOpenAIRequest(body: unknown, options: OpenAIEstimateOpti
   if (ids === undefined) chars += textChars(json.prompt) + textChars(json.input);
   if (Array.isArray(json.messages)) {
     chars += textChars(json.messages);
-    framing = json.messages.length * TOKENS_PER_MESSAGE + REPLY_PRIMING_TOKENS;
+    framing = json.messages.length * VENDOR_DEFAULTS.tokensPerMessage + VENDOR_DEFAULTS.replyPrimingTokens;
   }
   chars += textChars(json.instructions) + jsonChars(json.tools) + jsonChars(json.functions) +
     jsonChars(json.response_format) + jsonChars(json.text);
@@ -96,7 +89,7 @@ export function estimateOpenAIRequest(body: unknown, options: OpenAIEstimateOpti
 
   const legacyCompletion = json.prompt !== undefined && json.messages === undefined;
   const outputTokens = integerField(json, "max_completion_tokens") ?? integerField(json, "max_tokens") ??
-    integerField(json, "max_output_tokens") ?? (legacyCompletion ? COMPLETIONS_DEFAULT_MAX_TOKENS : defaultMax);
+    integerField(json, "max_output_tokens") ?? (legacyCompletion ? VENDOR_DEFAULTS.completionsDefaultMaxTokens : defaultMax);
   const n = Math.max(1, integerField(json, "n") ?? 1);
   const choices = legacyCompletion ? Math.max(n, integerField(json, "best_of") ?? 1) : n;
 

@@ -14,6 +14,7 @@
 import { clampDelay, DIGITS, MAX_DELAY_MS, trimOws } from "../http/header-values.ts";
 import { parseRetryAfter } from "../http/retry-after.ts";
 import { positiveInteger } from "../validate.ts";
+import { VENDOR_DEFAULTS } from "./defaults.ts";
 import { GITHUB_LIMITS } from "./github-limits.ts";
 import { budgetOf, countHeader, type ReadOptions, referenceNow, setDefined } from "./header-fields.ts";
 import type { ResponseLike, VendorSignal } from "./types.ts";
@@ -140,7 +141,7 @@ export function githubWaitMs(signal: VendorSignal, attempt: number): number | un
  * await response.json(); // still readable
  * ```
  */
-export async function readBodyPrefix(response: Response, maxBytes = 4096): Promise<string> {
+export async function readBodyPrefix(response: Response, maxBytes: number = VENDOR_DEFAULTS.bodyPrefixBytes): Promise<string> {
   positiveInteger("maxBytes", maxBytes);
   let copy: Response;
   try {

@@ -11,10 +11,11 @@
  * @module
  */
 
-import { describeValue, positiveInteger } from "../validate.ts";
+import { positiveInteger } from "../validate.ts";
+import { VENDOR_DEFAULTS } from "./defaults.ts";
 import { type SseEvent, SseScanner } from "./sse-scanner.ts";
 import type { Usage } from "./types.ts";
-import { anthropicUsageOf, readOpenAIUsage } from "./usage.ts";
+import { anthropicUsageOf, readOpenAIUsage, usageVendor } from "./usage.ts";
 
 /** Options for {@link tapUsage}. */
 export interface TapUsageOptions {
@@ -46,9 +47,6 @@ export interface TappedResponse {
   readonly usage: Promise<Usage | undefined>;
 }
 
-/** The default of {@link TapUsageOptions.maxLineBytes}. */
-const DEFAULT_MAX_LINE_BYTES = 65_536;
-
 /**
  * Taps a streamed response for its usage without buffering it.
  *
@@ -66,11 +64,8 @@ const DEFAULT_MAX_LINE_BYTES = 65_536;
  * ```
  */
 export function tapUsage(response: Response, options: TapUsageOptions): TappedResponse {
-  const vendor = options.vendor;
-  if (vendor !== "openai" && vendor !== "anthropic") {
-    throw new TypeError(`\`vendor\` must be "openai" or "anthropic", got ${describeValue(vendor)}`);
-  }
-  const maxLineBytes = options.maxLineBytes === undefined ? DEFAULT_MAX_LINE_BYTES : positiveInteger("maxLineBytes", options.maxLineBytes);
+  const vendor = usageVendor(options.vendor);
+  const maxLineBytes = options.maxLineBytes === undefined ? VENDOR_DEFAULTS.maxLineBytes : positiveInteger("maxLineBytes", options.maxLineBytes);
   if (response.body === null) return { response, usage: Promise.resolve(undefined) };
   if (response.bodyUsed || response.body.locked) throw new TypeError("`response` body is already used or locked");
 
@@ -98,7 +93,9 @@ export function tapUsage(response: Response, options: TapUsageOptions): TappedRe
       // Enqueue first: the caller gets the bytes even if scanning them were to fail.
       controller.enqueue(chunk.value);
       try {
-        scanner.push(chunk.value);
+        // A body of non-byte chunks (a hand-made stream) passes through but cannot be scanned.
+        if (chunk.value instanceof Uint8Array) scanner.push(chunk.value);
+        else reader.finish();
       } catch {
         reader.finish(); // a scanner fault must not break the caller's stream
       }

@@ -7,7 +7,25 @@
 
 import type { Usage } from "./types.ts";
 
+import { describeValue } from "../validate.ts";
+
 type Json = Record<string, unknown>;
+
+/**
+ * Checks a `vendor` option: `"openai"` or `"anthropic"`, else a TypeError naming the value.
+ *
+ * @example
+ * ```ts
+ * usageVendor("openai"); // "openai"
+ * usageVendor("gemini"); // TypeError: `vendor` must be "openai" or "anthropic", got "gemini"
+ * ```
+ */
+export function usageVendor(vendor: unknown): "openai" | "anthropic" {
+  if (vendor !== "openai" && vendor !== "anthropic") {
+    throw new TypeError(`\`vendor\` must be "openai" or "anthropic", got ${describeValue(vendor)}`);
+  }
+  return vendor;
+}
 
 function objectAt(value: unknown, key: string): Json | undefined {
   if (typeof value !== "object" || value === null) return undefined;

@@ -4,6 +4,7 @@ import {
   estimateOpenAIRequest,
   parseJsonBody,
   readAnthropicUsage,
+  readJsonUsage,
   readOpenAIUsage,
 } from "../../src/vendors/index.ts";
 
@@ -126,5 +127,45 @@ describe("usage readers", () => {
     ["not an object", null, undefined],
   ])("Anthropic: %s", (_name, body, expected) => {
     expect(readAnthropicUsage(body)).toEqual(expected);
+  });
+});
+
+describe("readJsonUsage", () => {
+  const body = JSON.stringify({ id: "chatcmpl-1", choices: [], usage: { prompt_tokens: 9, completion_tokens: 12, total_tokens: 21 } });
+
+  test("reads usage from a clone; the caller's body stays whole", async () => {
+    const response = new Response(body, { headers: { "content-type": "application/json" } });
+    expect(await readJsonUsage(response, { vendor: "openai" })).toEqual({ inputTokens: 9, outputTokens: 12, totalTokens: 21 });
+    expect(response.bodyUsed).toBe(false);
+    expect(await response.text()).toBe(body);
+  });
+
+  test("anthropic", async () => {
+    const response = new Response(JSON.stringify({ type: "message", usage: { input_tokens: 3, output_tokens: 5 } }));
+    expect(await readJsonUsage(response, { vendor: "anthropic" })).toEqual({ inputTokens: 3, outputTokens: 5, totalTokens: 8 });
+  });
+
+  test.each<[string, () => Response | Promise<Response>]>([
+    ["a body over maxBytes", () => new Response(`${body}${" ".repeat(100)}`)],
+    ["not JSON", () => new Response("<html>")],
+    ["no body", () => new Response(null, { status: 204 })],
+    ["a used body", async () => {
+      const r = new Response(body);
+      await r.text();
+      return r;
+    }],
+  ])("%s gives undefined", async (_name, make) => {
+    expect(await readJsonUsage(await make(), { vendor: "openai", maxBytes: body.length + 10 })).toBeUndefined();
+  });
+
+  test("the caller's body is whole even when the clone stops at maxBytes", async () => {
+    const response = new Response(`${body}${" ".repeat(100_000)}`);
+    expect(await readJsonUsage(response, { vendor: "openai", maxBytes: 1_000 })).toBeUndefined();
+    expect((await response.text()).length).toBe(body.length + 100_000);
+  });
+
+  test("options are checked", async () => {
+    await expect(readJsonUsage(new Response(body), { vendor: "openai", maxBytes: -1 })).rejects.toThrow("`maxBytes` must be a positive integer, got -1");
+    await expect(readJsonUsage(new Response(body), { vendor: "x" as "openai" })).rejects.toThrow('`vendor` must be "openai" or "anthropic", got "x"');
   });
 });
