@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import {
   GITHUB_LIMITS,
@@ -10,6 +11,7 @@ import {
   readShouldRetry,
   type VendorSignal,
 } from "../../src/vendors/index.ts";
+import { Reach } from "../reach.ts";
 
 const NOW = Date.UTC(2025, 7, 21, 12, 40, 47); // 2025-08-21T12:40:47Z
 
@@ -249,4 +251,48 @@ test("readShouldRetry reads only true and false", () => {
   expect(readShouldRetry(new Headers({ "x-should-retry": " true " }))).toBe(true);
   expect(readShouldRetry(new Headers({ "x-should-retry": "False" }))).toBeUndefined();
   expect(readShouldRetry(new Headers())).toBeUndefined();
+});
+
+describe("header readers on hostile values", () => {
+  const NAMES = [
+    "date", "retry-after", "retry-after-ms", "x-should-retry",
+    ...["requests", "tokens"].flatMap((d) => ["limit", "remaining", "reset"].map((f) => `x-ratelimit-${f}-${d}`)),
+    ...["requests", "tokens", "input-tokens", "output-tokens"].flatMap((d) => ["limit", "remaining", "reset"].map((f) => `anthropic-ratelimit-${d}-${f}`)),
+    "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-used", "x-ratelimit-reset", "x-ratelimit-resource",
+  ];
+  // Values near the real ones (so some parse) and garbage (so most do not).
+  const value = fc.oneof(
+    fc.constantFrom("0", "60", "149984", "6m0s", "1.2s", "850ms", "2025-08-21T12:40:59Z", "1755780119", "true", "false", "core",
+      "Thu, 21 Aug 2025 12:40:47 GMT", "99999999999999999999", "-1", "1e3", ""),
+    fc.string({ maxLength: 30 }),
+    fc.stringMatching(/^[0-9hmsuµ.:TZ+-]{1,25}$/),
+  );
+  const headers = fc.dictionary(fc.constantFrom(...NAMES), value.map((v) => v.replace(/[\r\n\0]/g, "")));
+
+  test("never throw, and every number is a non-negative safe integer", () => {
+    const reach = new Reach("hostile headers");
+    fc.assert(fc.property(headers, fc.constantFrom(200, 403, 429, 529), fc.option(fc.string({ maxLength: 40 })), (h, status, body) => {
+      reach.run();
+      let parsedOne = false;
+      for (const signal of [
+        readOpenAIHeaders(response(status, h), { now: NOW }),
+        readAnthropicHeaders(response(status, h), { now: NOW }),
+        readGitHubHeaders(response(status, h), { now: NOW, body: body ?? undefined }),
+      ]) {
+        for (const budget of Object.values(signal.budgets)) {
+          for (const n of Object.values(budget as object)) {
+            parsedOne = true;
+            expect(Number.isSafeInteger(n) && (n as number) >= 0).toBe(true);
+          }
+        }
+        if (signal.retryAfterMs !== undefined) expect(Number.isSafeInteger(signal.retryAfterMs) && signal.retryAfterMs >= 0).toBe(true);
+        if (signal.quotaSignal && signal.secondary !== undefined) {
+          const wait = githubWaitMs(signal, 3);
+          expect(Number.isSafeInteger(wait) && wait! >= 0).toBe(true);
+        }
+      }
+      reach.hit("some budget field parsed", parsedOne);
+    }), { numRuns: 1_000 });
+    reach.atLeast({ "some budget field parsed": 190 });
+  });
 });
