@@ -94,8 +94,8 @@ export function tapUsage(response: Response, options: TapUsageOptions): TappedRe
       controller.enqueue(chunk.value);
       try {
         // A body of non-byte chunks (a hand-made stream) passes through but cannot be scanned.
-        if (chunk.value instanceof Uint8Array) scanner.push(chunk.value);
-        else reader.finish();
+        if (!(chunk.value instanceof Uint8Array)) reader.finish();
+        else if (!reader.done) scanner.push(chunk.value); // once usage is known, the rest needs no scan
       } catch {
         reader.finish(); // a scanner fault must not break the caller's stream
       }
@@ -125,6 +125,11 @@ class UsageReader {
   constructor(vendor: "openai" | "anthropic", resolve: (usage: Usage | undefined) => void) {
     this.#vendor = vendor;
     this.#resolve = resolve;
+  }
+
+  /** The usage promise is resolved: nothing more to read. */
+  get done(): boolean {
+    return this.#done;
   }
 
   event({ data }: SseEvent): void {
