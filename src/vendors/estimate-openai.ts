@@ -54,8 +54,9 @@ export interface OpenAIEstimate {
  *
  * The reservation is prompt + maximum output × choices, which is at least what the request can
  * use. OpenAI's own up-front count is "the maximum of max_tokens and the estimated number of
- * tokens based on the character count" (notes/vendors.md §4.1): never more than this, so reserving
- * it never admits a request the server would count over budget.
+ * tokens based on the character count" (notes/vendors.md §4.1): with the same character estimate,
+ * never more than this reservation, so reserving it never admits a request the server would count
+ * over budget. Every figure is a safe integer (`tokens` is clamped to `Number.MAX_SAFE_INTEGER`).
  *
  * @param body the request body: a string or bytes (see {@link parseJsonBody}).
  * @returns the estimate, or `undefined` when the body is not a JSON object.
@@ -99,6 +100,6 @@ export function estimateOpenAIRequest(body: unknown, options: OpenAIEstimateOpti
     inputTokens,
     outputTokens,
     choices,
-    tokens: inputTokens + outputTokens * choices,
+    tokens: Math.min(inputTokens + outputTokens * choices, Number.MAX_SAFE_INTEGER),
   };
 }

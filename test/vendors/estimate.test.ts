@@ -169,3 +169,8 @@ describe("readJsonUsage", () => {
     await expect(readJsonUsage(new Response(body), { vendor: "x" as "openai" })).rejects.toThrow('`vendor` must be "openai" or "anthropic", got "x"');
   });
 });
+
+test("estimateOpenAIRequest: a huge maximum × n stays a safe integer", () => {
+  const estimate = estimateOpenAIRequest(JSON.stringify({ messages: [], max_tokens: Number.MAX_SAFE_INTEGER, n: 128 }));
+  expect(estimate?.tokens).toBe(Number.MAX_SAFE_INTEGER);
+});
