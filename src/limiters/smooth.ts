@@ -21,6 +21,7 @@
 import { LIMITER_DEFAULTS } from "./defaults.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
+import { type AdjustablePolicy, applyLimit, type SetLimitOptions } from "./set-limit.ts";
 import { MIN_INTERVAL, nonNegativeInteger, optionsObject, positiveFinite, timeInterval } from "../validate.ts";
 
 /**
@@ -46,11 +47,11 @@ export interface SmoothLimiterOptions extends BaseLimiterOptions {
 }
 
 /** @internal the SmoothLimiter algorithm over explicit time. */
-export class SmoothPolicy implements Policy {
+export class SmoothPolicy implements AdjustablePolicy {
   readonly maxPermits = Infinity;
   heldEpoch = 0;
-  readonly #limit: number;
-  readonly #interval: number;
+  #limit: number;
+  #interval: number;
   readonly #burst: number;
   readonly #initial: number;
   #anchor: number;
@@ -63,6 +64,33 @@ export class SmoothPolicy implements Policy {
     this.#initial = initial;
     this.#anchor = now;
     this.#count = -initial;
+  }
+
+  get limit(): number {
+    return this.#limit;
+  }
+
+  get interval(): number {
+    return this.#interval;
+  }
+
+  /**
+   * Changes the rate at `now`. Debt already incurred stays a point in time (the permits granted were
+   * paid for at the rate in force when they were granted): the next grant is still at `nextFree`,
+   * and the ones after it are spaced at the new rate. Stored permits stay a number of permits (at
+   * most `burst`), spent at the new spacing.
+   */
+  setLimit(limit: number, interval: number, now: number): void {
+    const next = this.nextFree();
+    let anchor = next;
+    if (next < now) {
+      const stored = Math.min(this.#burst, ((now - next) * this.#limit) / this.#interval);
+      anchor = now - (stored * interval) / limit;
+    }
+    this.#limit = limit;
+    this.#interval = interval;
+    this.#anchor = anchor;
+    this.#count = 0;
   }
 
   /** The earliest instant at which the next request may be granted. */
@@ -123,6 +151,9 @@ export class SmoothPolicy implements Policy {
  * ```
  */
 export class SmoothLimiter extends GatedLimiter {
+  readonly #policy: SmoothPolicy;
+  readonly #burst: number;
+
   /**
    * Creates the limiter; it starts empty (nothing granted, nothing queued).
    * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
@@ -131,23 +162,62 @@ export class SmoothLimiter extends GatedLimiter {
     const o = optionsObject("options", options);
     const limit = positiveFinite("limit", o.limit);
     const interval = timeInterval("interval", o.interval ?? LIMITER_DEFAULTS.interval);
-    // Grant times are interval/limit apart: at least 1 µs (see MIN_INTERVAL), and finite.
-    if (interval / limit < MIN_INTERVAL) {
-      throw new RangeError(`\`limit\` must be at most ${1 / MIN_INTERVAL} per ms of \`interval\` (a permit per µs), got ${limit}`);
-    }
-    if (!Number.isFinite(interval / limit)) {
-      throw new RangeError(`\`limit\` is too small for \`interval\` (a spacing of interval/limit ms must be finite), got ${limit}`);
-    }
     // Whole permits keep `count` integer-valued, which is what makes `nextFree` exact.
     const burst = nonNegativeInteger("burst", o.burst ?? LIMITER_DEFAULTS.burst);
-    if (!Number.isFinite((burst * interval) / limit)) {
-      throw new RangeError(`\`burst\` is too large: burst × interval/limit ms must be finite, got ${burst}`);
-    }
+    checkSpacing(limit, interval, burst);
     const initial = nonNegativeInteger("initialPermits", o.initialPermits ?? burst);
     if (initial > burst) {
       throw new RangeError(`\`initialPermits\` must be at most \`burst\` (${burst}), got ${initial}`);
     }
     const clock = resolveClock(o.clock);
-    super([new SmoothPolicy(limit, interval, burst, initial, clock.now())], { ...o, clock });
+    const policy = new SmoothPolicy(limit, interval, burst, initial, clock.now());
+    super([policy], { ...o, clock });
+    this.#policy = policy;
+    this.#burst = burst;
+  }
+
+  /** Permits per `interval` now (changed by {@link SmoothLimiter.setLimit}). */
+  get limit(): number {
+    return this.#policy.limit;
+  }
+
+  /** The interval in ms now. */
+  get interval(): number {
+    return this.#policy.interval;
+  }
+
+  /**
+   * Changes the rate from now on and re-times the callers already queued (validated like the
+   * constructor's options; `interval` defaults to the current one). Debt already incurred stays: the
+   * next grant is still due when it was, and the grants after it are spaced at the new rate. Stored
+   * permits stay a number of permits (at most `burst`), spent back to back as before.
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
+   * @example
+   * ```ts
+   * import { SmoothLimiter } from "sluice";
+   * const limiter = new SmoothLimiter({ limit: 20, interval: 1000 });
+   * limiter.setLimit({ limit: 10 }); // one every 100 ms from the next grant on
+   * ```
+   */
+  setLimit(options: SetLimitOptions): void {
+    const o = optionsObject("options", options);
+    const limit = positiveFinite("limit", o.limit);
+    const interval = o.interval === undefined ? this.#policy.interval : timeInterval("interval", o.interval);
+    checkSpacing(limit, interval, this.#burst);
+    applyLimit(this, this.#policy, limit, interval, false);
+  }
+}
+
+/** Grant times are interval/limit apart: at least 1 µs (see MIN_INTERVAL), and finite. */
+function checkSpacing(limit: number, interval: number, burst: number): void {
+  if (interval / limit < MIN_INTERVAL) {
+    throw new RangeError(`\`limit\` must be at most ${1 / MIN_INTERVAL} per ms of \`interval\` (a permit per µs), got ${limit}`);
+  }
+  if (!Number.isFinite(interval / limit)) {
+    throw new RangeError(`\`limit\` is too small for \`interval\` (a spacing of interval/limit ms must be finite), got ${limit}`);
+  }
+  // Stored permits are whole, which keeps `count` integer-valued; their span must be finite.
+  if (!Number.isFinite((burst * interval) / limit)) {
+    throw new RangeError(`\`burst\` is too large: burst × interval/limit ms must be finite, got ${burst}`);
   }
 }
