@@ -70,7 +70,7 @@ export interface RateChange {
  *
  * @example
  * ```ts
- * const tag = controller.onSent(now, true); // { epoch: 0, gen: 3, at: now }
+ * const tag = controller.onSent(now, true); // { epoch: 0, gen: 3, at: now, seq: 41 }
  * ```
  */
 export interface SendTag {
@@ -80,6 +80,13 @@ export interface SendTag {
   readonly gen: number;
   /** The send time. */
   readonly at: number;
+  /** How many requests were sent before this one (to count those a header snapshot did not see). */
+  readonly seq: number;
+}
+
+/** A send as the controller keeps it: its tag, and whether the server accepted it once answered. */
+interface SendRecord extends SendTag {
+  outcome: "pending" | "accepted" | "throttled";
 }
 
 /**
@@ -115,6 +122,14 @@ export interface Advice {
   readonly pauseMs: number;
 }
 
+/** The cubic curve's K: the time to climb back to the known rate, about this many requests' worth... */
+const CURVE_REQUESTS = 300;
+/** ...but at least 2 s and at most 60 s. */
+const CURVE_MIN_MS = 2000;
+const CURVE_MAX_MS = 60_000;
+/** After slow start, a cut trusts the rate at the cut down to this share of it (see `#cut`). */
+const CUT_TRUST = 0.75;
+
 /** How far back successful answers are counted when sizing a cut: at least 2 s, and 4 requests' worth. */
 const MEASURE_MIN_MS = 2000;
 const MEASURE_REQUESTS = 4;
@@ -146,10 +161,16 @@ export class AdaptiveController {
   #lastChangeAt: number;
   /** A caller waited for the rate since the last change: demand exceeds the rate. */
   #demand = false;
-  #probeSteps = 0;
+  /** Time on the cubic curve since the last cut (advanced only while callers wait), and its K. */
+  #curveTime = 0;
+  #curveK = CURVE_MIN_MS;
   #inFlight = 0;
-  /** Arrival times of successful answers, oldest first, from `#head` on. */
-  #accepted: number[] = [];
+  /** Requests sent ever. */
+  #sent = 0;
+  /** The `seq` of the request whose answer carried the newest header snapshot read so far. */
+  #snapshotSeq = -1;
+  /** Recent sends, oldest first from `#head` on (pruned to a few measuring spans). */
+  #sends: SendRecord[] = [];
   #head = 0;
   #lastChange: RateChange | undefined = undefined;
 
@@ -162,7 +183,8 @@ export class AdaptiveController {
     this.#maxRate = this.#o.maxRate;
     this.#rate = this.#o.initialRate;
     // Told a limit, the controller starts there: that rate is the one known to work.
-    this.#known = this.#maxRate === Infinity ? undefined : this.#maxRate;
+    this.#known = undefined;
+    if (this.#maxRate !== Infinity) this.#startCurve(this.#maxRate);
     this.#lastChangeAt = now;
   }
 
@@ -199,7 +221,10 @@ export class AdaptiveController {
   onSent(now: number, waited: boolean): SendTag {
     this.#inFlight++;
     if (waited) this.#demand = true;
-    return { epoch: this.#epoch, gen: this.#gen, at: now };
+    const record: SendRecord = { epoch: this.#epoch, gen: this.#gen, at: now, seq: this.#sent++, outcome: "pending" };
+    this.#sends.push(record);
+    this.#prune(now);
+    return record;
   }
 
   /** A request that got no response (a network error, an abort): it only leaves the in-flight count. */
@@ -210,16 +235,26 @@ export class AdaptiveController {
   /** Records the response to the request tagged `tag`, arrived at `now`; returns what to apply. */
   onResponse(tag: SendTag, outcome: ResponseOutcome, now: number): Advice {
     if (this.#inFlight > 0) this.#inFlight--;
+    (tag as SendRecord).outcome = outcome.throttled ? "throttled" : "accepted";
     let pauseMs = 0;
     let change = this.#readHeaders(outcome, now);
     const info = outcome.rateLimit;
     if (outcome.throttled) {
       pauseMs = outcome.delayMs ?? 0;
-      if (tag.epoch === this.#epoch) change = this.#cut(now) ?? change;
+      if (tag.epoch === this.#epoch) change = this.#cut(tag, now) ?? change;
     } else {
-      this.#accept(now);
-      // Remaining is a snapshot: the other requests still in flight will use some of it.
-      if (info?.resetMs !== undefined && info.resetMs > 0 && info.remaining <= this.#inFlight) pauseMs = info.resetMs;
+      // Remaining is a snapshot taken when this request arrived: the requests sent after it will use
+      // some of it. (An older snapshot arriving late says nothing new.)
+      if (info !== undefined && tag.seq > this.#snapshotSeq) {
+        this.#snapshotSeq = tag.seq;
+        const after = this.#sent - tag.seq - 1;
+        if (info.resetMs !== undefined && info.resetMs > 0 && info.remaining <= after) {
+          // With a stated rate, the quota refills at it: the requests sent since are covered sooner
+          // than a full reset (a token bucket's reset is the time until it is full).
+          const refill = this.#serverRate === undefined ? Infinity : ((after - info.remaining + 1) * 1000) / this.#serverRate;
+          pauseMs = Math.min(info.resetMs, Math.ceil(refill));
+        }
+      }
       if (tag.epoch === this.#epoch && tag.gen === this.#gen) change = this.#increase(now) ?? change;
     }
     return { change, pauseMs };
@@ -231,8 +266,7 @@ export class AdaptiveController {
     this.#maxRate = o.maxRate;
     const ceiling = this.ceiling;
     if (ceiling === Infinity) return undefined;
-    this.#known = ceiling;
-    this.#probeSteps = 0;
+    this.#startCurve(ceiling);
     return this.#set(ceiling, "set-limit", now);
   }
 
@@ -246,17 +280,22 @@ export class AdaptiveController {
     this.#serverRate = stated;
     this.#serverWindow = window;
     const ceiling = this.ceiling;
-    this.#known = ceiling;
-    this.#probeSteps = 0;
+    this.#startCurve(ceiling);
     // Authoritative: the rate follows the stated limit, down at once and up at once.
     return this.#set(Math.max(this.#o.minRate, ceiling), "server-limit", now);
   }
 
-  #cut(now: number): RateChange | undefined {
-    const measured = this.#measured(now);
-    const base = Math.min(this.#rate, Math.max(this.#rate / 2, measured));
-    this.#known = base;
-    this.#probeSteps = 0;
+  #cut(tag: SendTag, now: number): RateChange | undefined {
+    const measured = this.#measured(tag.at, now);
+    const rate = this.#rate;
+    // In slow start the rate may be far past the server's (it doubled while the answers were on
+    // their way): what the server accepted says how far. Later a probe oversteps by a few per cent,
+    // so the rate at the cut is the better measure — unless the server now accepts much less (its
+    // limit dropped). Successes are counted as they arrive, which lags: never cut below half.
+    const base = this.#known === undefined
+      ? Math.min(rate, Math.max(rate / 2, measured))
+      : Math.min(rate, Math.max(rate * CUT_TRUST, measured));
+    this.#startCurve(base);
     this.#epoch++;
     const next = Math.max(this.#o.minRate, base * this.#o.decrease);
     // A cut always starts a new rate generation, even at the floor: answers already on their way
@@ -268,22 +307,35 @@ export class AdaptiveController {
     const ceiling = this.ceiling;
     const rate = this.#rate;
     if (!this.#demand || rate >= ceiling) return undefined;
-    if (now - this.#lastChangeAt < Math.max(this.#o.probeInterval, this.#serverWindow)) return undefined;
+    const every = Math.max(this.#o.probeInterval, this.#serverWindow);
+    const since = now - this.#lastChangeAt;
+    if (since < every) return undefined;
     const known = this.#known;
     let next: number;
     let reason: RateChangeReason;
     if (known === undefined) {
       next = rate * 2;
       reason = "slow-start";
-    } else if (rate < known * 0.999) {
-      next = Math.min(known, rate + Math.max((known - rate) / 2, rate * 0.02));
-      reason = "recover";
     } else {
-      this.#probeSteps++;
-      next = rate * (1 + Math.min(0.5, 0.02 * this.#probeSteps));
-      reason = "probe";
+      // CUBIC rescaled by the known rate W: W·(1 + (1 − β)·((t − K)/K)³) climbs fast from βW, dwells
+      // near W around t = K, then probes past it, faster and faster. Its clock runs only while the
+      // rate is what holds callers back (at most two steps per step), so idle time never turns into
+      // a jump; and one step at most multiplies the rate by 1.5.
+      this.#curveTime += Math.min(since, 2 * every);
+      const k = this.#curveK;
+      const x = (this.#curveTime - k) / k;
+      next = Math.min(rate * 1.5, known * (1 + (1 - this.#o.decrease) * x * x * x));
+      if (next <= rate) return undefined;
+      reason = next <= known ? "recover" : "probe";
     }
     return this.#set(Math.min(ceiling, next), reason, now);
+  }
+
+  /** Starts the cubic curve from a cut (or a stated limit) toward the known rate W. */
+  #startCurve(known: number): void {
+    this.#known = known;
+    this.#curveTime = 0;
+    this.#curveK = Math.min(CURVE_MAX_MS, Math.max(CURVE_MIN_MS, (CURVE_REQUESTS * 1000) / known));
   }
 
   #set(rate: number, reason: RateChangeReason, now: number, force = false): RateChange | undefined {
@@ -301,25 +353,39 @@ export class AdaptiveController {
     return Math.max(MEASURE_MIN_MS, (MEASURE_REQUESTS * 1000) / this.#rate);
   }
 
-  #accept(now: number): void {
-    this.#accepted.push(now);
-    this.#prune(now);
-  }
-
   #prune(now: number): void {
-    const from = now - this.#span();
-    const a = this.#accepted;
-    while (this.#head < a.length && a[this.#head]! < from) this.#head++;
-    // Compact now and then, so the array holds about one span of answers.
+    // Keep two spans: a cut measures the span before a send that may be a span old.
+    const from = now - 2 * this.#span();
+    const a = this.#sends;
+    while (this.#head < a.length && a[this.#head]!.at < from && a[this.#head]!.outcome !== "pending") this.#head++;
+    // Compact now and then, so the array holds about two spans of sends.
     if (this.#head > 1024 && this.#head * 2 > a.length) {
-      this.#accepted = a.slice(this.#head);
+      this.#sends = a.slice(this.#head);
       this.#head = 0;
     }
   }
 
-  /** Successful answers per second over the last span: what the server accepted. */
-  #measured(now: number): number {
+  /**
+   * What the server accepted in the span before `until` (the throttled request's send), requests per
+   * second: the rate of sends in that span times the share of their answers so far that were
+   * accepted. Answers still on their way are assumed to fare alike, so the measure does not lag.
+   */
+  #measured(until: number, now: number): number {
     this.#prune(now);
-    return ((this.#accepted.length - this.#head) * 1000) / this.#span();
+    const span = this.#span();
+    let sent = 0;
+    let accepted = 0;
+    let answered = 0;
+    const a = this.#sends;
+    for (let i = a.length - 1; i >= this.#head; i--) {
+      const r = a[i]!;
+      if (r.at > until) continue;
+      if (r.at < until - span) break;
+      sent++;
+      if (r.outcome !== "pending") answered++;
+      if (r.outcome === "accepted") accepted++;
+    }
+    if (answered === 0) return this.#rate;
+    return ((sent * 1000) / span) * (accepted / answered);
   }
 }
