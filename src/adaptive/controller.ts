@@ -124,9 +124,11 @@ export interface Advice {
 
 /** The cubic curve's K: the time to climb back to the known rate, about this many requests' worth... */
 const CURVE_REQUESTS = 300;
-/** ...but at least 2 s and at most 60 s. */
-const CURVE_MIN_MS = 2000;
+/** ...but at least 10 s and at most 60 s. */
+const CURVE_MIN_MS = 10_000;
 const CURVE_MAX_MS = 60_000;
+/** The most one step past the known rate multiplies the rate by (Linux CUBIC caps at 1.5 per RTT; a server's burst hides an overshoot for a while, so less). */
+const MAX_STEP = 1.25;
 /** After slow start, a cut trusts the rate at the cut down to this share of it (see `#cut`). */
 const CUT_TRUST = 0.75;
 
@@ -295,9 +297,19 @@ export class AdaptiveController {
     const base = this.#known === undefined
       ? Math.min(rate, Math.max(rate / 2, measured))
       : Math.min(rate, Math.max(rate * CUT_TRUST, measured));
-    this.#startCurve(base);
+    const known = this.#known;
     this.#epoch++;
     const next = Math.max(this.#o.minRate, base * this.#o.decrease);
+    if (known !== undefined && rate <= known * 1.001) {
+      // Overloaded at or below the rate believed to work: that belief was wrong (the limit dropped,
+      // or a server's burst hid an earlier overshoot). Climbing back to it would overload again, so
+      // the new rate becomes the known one, reached already (the curve's plateau), and only slow
+      // probing goes past it.
+      this.#startCurve(next);
+      this.#curveTime = this.#curveK;
+    } else {
+      this.#startCurve(base);
+    }
     // A cut always starts a new rate generation, even at the floor: answers already on their way
     // were sent at the overloading rate and must not raise it.
     return this.#set(next, "throttled", now, true);
@@ -320,11 +332,11 @@ export class AdaptiveController {
       // CUBIC rescaled by the known rate W: W·(1 + (1 − β)·((t − K)/K)³) climbs fast from βW, dwells
       // near W around t = K, then probes past it, faster and faster. Its clock runs only while the
       // rate is what holds callers back (at most two steps per step), so idle time never turns into
-      // a jump; and one step at most multiplies the rate by 1.5.
+      // a jump; and one step at most multiplies the rate by MAX_STEP.
       this.#curveTime += Math.min(since, 2 * every);
       const k = this.#curveK;
       const x = (this.#curveTime - k) / k;
-      next = Math.min(rate * 1.5, known * (1 + (1 - this.#o.decrease) * x * x * x));
+      next = Math.min(rate * MAX_STEP, known * (1 + (1 - this.#o.decrease) * x * x * x));
       if (next <= rate) return undefined;
       reason = next <= known ? "recover" : "probe";
     }
