@@ -42,6 +42,10 @@ export interface SimResult {
   /** Rate changes of client 0. */
   changes: RateChange[];
   limiters: AdaptiveLimiter[];
+  /** Accepted requests per second (by arrival at the server) in [from, to). */
+  acceptedRate(from: number, to: number): number;
+  /** 429 share of the requests that arrived in [from, to). */
+  share429In(from: number, to: number): number;
 }
 
 export async function simulate(s: Sim): Promise<SimResult> {
@@ -81,6 +85,11 @@ export async function simulate(s: Sim): Promise<SimResult> {
     convergedAt,
     changes,
     limiters,
+    acceptedRate: (a, b) => (ok.filter((x) => x.at >= a && x.at < b).length * 1000) / (b - a),
+    share429In: (a, b) => {
+      const inside = arrivals.filter((x) => x.at >= a && x.at < b);
+      return inside.filter(refused).length / Math.max(1, inside.length);
+    },
   };
 }
 
