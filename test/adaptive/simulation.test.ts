@@ -36,6 +36,8 @@ describe.each([
     expect(r.share429).toBeLessThanOrEqual(0.03);
     expect(r.steady429).toBeLessThanOrEqual(0.01);
     expect(r.utilisation).toBeGreaterThanOrEqual(minUtilisation(kind));
+    // 90 % of the server's rate within about 10 s (a 5-s window starting by then); nginx: see the module note.
+    expect(r.reached90At).toBeLessThanOrEqual(kind.startsWith("nginx") && maxRate === undefined ? 80 : 11);
     for (const l of r.limiters) expect(l.rate).toBeLessThanOrEqual(maxRate ?? Infinity);
     if (kind.includes("headers")) expect(r.throttled).toBe(0); // the stated limit is used, not probed
   });

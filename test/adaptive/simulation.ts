@@ -39,6 +39,8 @@ export interface SimResult {
   utilisation: number;
   /** The first second from which every 5-s window holds ≥ 90 % of the real rate (Infinity if never). */
   convergedAt: number;
+  /** The first second whose 5-s window holds ≥ 90 % of the real rate: time to reach the rate (Infinity if never). */
+  reached90At: number;
   /** Rate changes of client 0. */
   changes: RateChange[];
   limiters: AdaptiveLimiter[];
@@ -76,7 +78,15 @@ export async function simulate(s: Sim): Promise<SimResult> {
     if (sum < 0.9 * 5 * s.realRate) break;
     convergedAt = t;
   }
+  let reached90At = Infinity;
+  for (let t = 0; t + 5 <= perSecond.length; t++) {
+    if (perSecond.slice(t, t + 5).reduce((x, y) => x + y, 0) >= 0.9 * 5 * s.realRate) {
+      reached90At = t;
+      break;
+    }
+  }
   return {
+    reached90At,
     requests: arrivals.length,
     throttled: arrivals.filter(refused).length,
     share429: arrivals.filter(refused).length / arrivals.length,
@@ -96,5 +106,5 @@ export async function simulate(s: Sim): Promise<SimResult> {
 /** One line of figures, for the report. */
 export function describe(r: SimResult): string {
   return `requests ${r.requests}, 429 ${(100 * r.share429).toFixed(1)} % (steady ${(100 * r.steady429).toFixed(1)} %), ` +
-    `utilisation ${(100 * r.utilisation).toFixed(0)} %, converged ${r.convergedAt} s`;
+    `utilisation ${(100 * r.utilisation).toFixed(0)} %, 90 % of the rate reached at ${r.reached90At} s, held from ${r.convergedAt} s`;
 }

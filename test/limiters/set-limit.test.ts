@@ -279,3 +279,16 @@ test("after setLimit, grant times equal a fresh model's of the new numbers from 
     "fixed: raised with grants after the change": 10,
   });
 });
+
+test("a combination sees a member's new limit at once: its queued callers are re-timed", async () => {
+  const { combine } = await import("../../src/index.ts");
+  const clock = new ManualClock();
+  const overall = new SmoothLimiter({ limit: 10, interval: 1000, clock });
+  const perKey = new WindowLimiter({ limit: 100, interval: 1000, clock });
+  const both = combine(overall, perKey);
+  const outcomes = Array.from({ length: 4 }, () => track(clock, both.acquire()));
+  await clock.advanceTo(0);
+  overall.setLimit({ limit: 1 });
+  await clock.runAll();
+  expect(outcomes.map((o) => o.at)).toEqual([0, 100, 1100, 2100]);
+});
