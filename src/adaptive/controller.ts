@@ -369,7 +369,9 @@ export class AdaptiveController {
     // Keep two spans: a cut measures the span before a send that may be a span old.
     const from = now - 2 * this.#span();
     const a = this.#sends;
-    while (this.#head < a.length && a[this.#head]!.at < from && a[this.#head]!.outcome !== "pending") this.#head++;
+    // Pending ones go too: one that never gets an answer must not hold the array (a measure only
+    // looks a span back, and its caller keeps the tag).
+    while (this.#head < a.length && a[this.#head]!.at < from) this.#head++;
     // Compact now and then, so the array holds about two spans of sends.
     if (this.#head > 1024 && this.#head * 2 > a.length) {
       this.#sends = a.slice(this.#head);
