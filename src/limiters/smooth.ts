@@ -56,6 +56,9 @@ export class SmoothPolicy implements AdjustablePolicy {
   readonly #initial: number;
   #anchor: number;
   #count: number;
+  /** The point the last grant is paid from (its share of `nextFree`), and its permits: see `setLimit`. */
+  #lastFrom = -Infinity;
+  #lastPermits = 0;
 
   constructor(limit: number, interval: number, burst: number, initial: number, now: number) {
     this.#limit = limit;
@@ -75,15 +78,19 @@ export class SmoothPolicy implements AdjustablePolicy {
   }
 
   /**
-   * Changes the rate at `now`. Debt already incurred stays a point in time (the permits granted were
-   * paid for at the rate in force when they were granted): the next grant is still at `nextFree`,
-   * and the ones after it are spaced at the new rate. Stored permits stay a number of permits (at
-   * most `burst`), spent at the new spacing.
+   * Changes the rate at `now`. Only the last grant can still be being paid for (a grant happens only
+   * once the debt before it is paid), and it is re-priced at the new rate: the next grant is due its
+   * permits × the new spacing after the point the last one was paid from — the spacing a server
+   * metering at the new rate expects. Stored permits stay a number of permits (at most `burst`).
    */
   setLimit(limit: number, interval: number, now: number): void {
     const next = this.nextFree();
-    let anchor = next;
-    if (next < now) {
+    let anchor: number;
+    if (next > now) {
+      anchor = this.#lastFrom + (this.#lastPermits * interval) / limit;
+      // Repriced debt already paid off by now: nothing stored from it.
+      if (anchor < now) anchor = now;
+    } else {
       const stored = Math.min(this.#burst, ((now - next) * this.#limit) / this.#interval);
       anchor = now - (stored * interval) / limit;
     }
@@ -109,6 +116,9 @@ export class SmoothPolicy implements AdjustablePolicy {
       this.#anchor = at;
       this.#count = -this.#burst;
     }
+    // What `setLimit` re-prices: this grant is paid for from here.
+    this.#lastFrom = this.nextFree();
+    this.#lastPermits = permits;
     this.#count += permits;
   }
 
@@ -118,6 +128,9 @@ export class SmoothPolicy implements AdjustablePolicy {
     if (this.nextFree() < until) {
       this.#anchor = until;
       this.#count = 0;
+      // Nothing owed from before the pause is re-priced past its end.
+      this.#lastFrom = until;
+      this.#lastPermits = 0;
     }
   }
 
@@ -129,6 +142,8 @@ export class SmoothPolicy implements AdjustablePolicy {
     const copy = new SmoothPolicy(this.#limit, this.#interval, this.#burst, this.#initial, 0);
     copy.#anchor = this.#anchor;
     copy.#count = this.#count;
+    copy.#lastFrom = this.#lastFrom;
+    copy.#lastPermits = this.#lastPermits;
     return copy;
   }
 }
@@ -188,15 +203,16 @@ export class SmoothLimiter extends GatedLimiter {
 
   /**
    * Changes the rate from now on and re-times the callers already queued (validated like the
-   * constructor's options; `interval` defaults to the current one). Debt already incurred stays: the
-   * next grant is still due when it was, and the grants after it are spaced at the new rate. Stored
-   * permits stay a number of permits (at most `burst`), spent back to back as before.
+   * constructor's options; `interval` defaults to the current one). The grant still being paid for
+   * (only the last one can be) is re-priced at the new rate: the next caller waits its permits × the
+   * new spacing after it, as a server metering at the new rate expects; the grants after it are
+   * spaced at the new rate. Stored permits stay a number of permits (at most `burst`).
    * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
    * @example
    * ```ts
    * import { SmoothLimiter } from "sluice";
    * const limiter = new SmoothLimiter({ limit: 20, interval: 1000 });
-   * limiter.setLimit({ limit: 10 }); // one every 100 ms from the next grant on
+   * limiter.setLimit({ limit: 10 }); // one every 100 ms, counted from the last grant
    * ```
    */
   setLimit(options: SetLimitOptions): void {

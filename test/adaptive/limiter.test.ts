@@ -55,7 +55,7 @@ describe("AdaptiveLimiter", () => {
     limiter.setLimit({ limit: 600, interval: 60_000 }); // 10 per second
     expect(limiter.lastChange).toMatchObject({ reason: "set-limit", rate: 10, previous: 1 });
     await clock.runAll();
-    expect(outcomes.map((o) => o.at)).toEqual([0, 1000, 1100, 1200]); // the debt already owed stays
+    expect(outcomes.map((o) => o.at)).toEqual([0, 100, 200, 300]); // the grant at 0 re-priced at the new rate
     expect(() => limiter.setLimit({ limit: 0 })).toThrow(new RangeError("`limit` must be a positive finite number, got 0"));
   });
 
@@ -102,8 +102,9 @@ test("property: a rate change re-times queued callers — after it, grants are s
         await clock.runAll();
         const after = outcomes.slice(before).map((o) => o.at!);
         if (reach.hit("several queued at the change", after.length >= 2)) {
-          // The next one was due at the old spacing (debt already incurred stays), the rest at the new.
-          expect(after[0]).toBeCloseTo(before * oldSpacing, 6);
+          // The last grant is re-priced at the new rate: the next is due the new spacing after it (or
+          // at the change, when that is already past); the rest at the new spacing.
+          expect(after[0]).toBeCloseTo(Math.max(changeAt, (before - 1) * oldSpacing + spacing), 6);
           after.forEach((t, i) => expect(t).toBeCloseTo(after[0]! + i * spacing, 6));
           reach.hit(cut ? "lowered" : "raised");
         }

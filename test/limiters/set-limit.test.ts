@@ -29,16 +29,31 @@ async function runSteps(make: (clock: ManualClock) => Settable, steps: Step[]): 
 }
 
 describe("SmoothLimiter.setLimit()", () => {
-  test("keeps the debt already incurred and spaces the grants after it at the new rate", () =>
+  test("re-prices the grant still being paid for at the new rate, and spaces the ones after it so", () =>
     runSteps((clock) => new SmoothLimiter({ limit: 10, interval: 1000, clock }), [
       [0, 1, 0], // next free at 100
-      [0, "set", { limit: 2 }],
-      [0, 1, 100], // the 100 ms already owed stay
-      [100, 1, 0], // granted at 100, now paid at the new rate: next at 600
-      [100, 1, 500],
-      [600, "set", { limit: 20 }],
-      [600, 1, 0], // the next grant is still due when it was; then 50 ms apart
-      [600, 1, 50],
+      [50, "set", { limit: 2 }],
+      [50, 1, 450], // the grant at 0 now costs 500 ms: next at 500, as a server at 2/s expects
+      [500, 1, 0],
+      [500, 4, 500],
+      [1000, 4, 0], // 4 permits at once: next at 3000
+      [1500, "set", { limit: 20 }],
+      [1500, 1, 0], // re-priced: 4 × 50 ms after 1000 = 1200, already past: due now
+      [1500, 1, 50],
+      [1520, "set", { limit: 20, interval: 1000 }], // the same numbers: nothing moves
+      [1520, 1, 30],
+    ]));
+
+  test("a pause is not shortened by a change", () =>
+    runSteps((clock) => {
+      const l = new SmoothLimiter({ limit: 10, interval: 1000, clock });
+      l.pause(2000);
+      return l;
+    }, [
+      [0, "set", { limit: 100 }],
+      [0, 1, 2000],
+      [2000, 1, 0],
+      [2000, 1, 10],
     ]));
 
   test("a new interval changes the spacing; stored permits stay a number of permits", () =>
@@ -68,15 +83,15 @@ describe("SmoothLimiter.setLimit()", () => {
     const outcomes = Array.from({ length: 4 }, () => track(clock, limiter.acquire()));
     await clock.advanceTo(0);
     expect(limiter.queued).toBe(3); // the first went at once; the others at 100, 200, 300
-    limiter.setLimit({ limit: 1 }); // next at 100 (debt kept), then one per second
+    limiter.setLimit({ limit: 1 }); // the grant at 0 re-priced: next at 1000, then one per second
     await clock.runAll();
-    expect(outcomes.map((o) => o.at)).toEqual([0, 100, 1100, 2100]);
+    expect(outcomes.map((o) => o.at)).toEqual([0, 1000, 2000, 3000]);
 
     const more = Array.from({ length: 3 }, () => track(clock, limiter.acquire()));
-    await clock.advanceTo(2200);
-    limiter.setLimit({ limit: 100 }); // the one due at 3100 stays due then; the rest 10 ms apart
+    await clock.advanceTo(3200);
+    limiter.setLimit({ limit: 100 }); // the grant at 3000 re-priced: 10 ms, long paid: now, then 10 ms apart
     await clock.runAll();
-    expect(more.map((o) => o.at)).toEqual([3100, 3110, 3120]);
+    expect(more.map((o) => o.at)).toEqual([3200, 3210, 3220]);
   });
 
   test("a prediction made before a change is not reused after it (maxWait decides on the new rate)", async () => {
@@ -85,8 +100,8 @@ describe("SmoothLimiter.setLimit()", () => {
     for (let i = 0; i < 5; i++) void limiter.acquire();
     expect(limiter.tryAcquire()).toBe(500); // primes the prediction cache
     limiter.setLimit({ limit: 1 });
-    expect(limiter.tryAcquire()).toBe(100 + 4 * 1000);
-    await expect(limiter.acquire(1, { maxWait: 4000 })).rejects.toMatchObject({ retryAfter: 4100 });
+    expect(limiter.tryAcquire()).toBe(5 * 1000);
+    await expect(limiter.acquire(1, { maxWait: 4000 })).rejects.toMatchObject({ retryAfter: 5000 });
   });
 });
 
@@ -208,12 +223,20 @@ function reference(s: Scenario): number[] {
   const out: number[] = [];
   let prev = -Infinity;
   let next = 0; // smooth: the next free instant
+  let last = { at: -Infinity, permits: 0 };
+  let changed = false;
   for (const r of s.requests) {
+    if (s.kind === "smooth" && !changed && Math.max(r.arrival, prev, next) > s.change) {
+      // The change happens before this grant: the last grant, if still being paid for, is re-priced.
+      changed = true;
+      if (next > s.change) next = Math.max(s.change, last.at + (last.permits * s.interval) / s.after);
+    }
     const t0 = Math.max(r.arrival, prev);
     let at: number;
     if (s.kind === "smooth") {
       at = Math.max(t0, next);
       next = at + (r.permits * s.interval) / limitAt(at);
+      last = { at, permits: r.permits };
     } else {
       const count = (t: number) =>
         grants
@@ -270,7 +293,7 @@ test("after setLimit, grant times equal a fresh model's of the new numbers from 
     { numRuns: 300 },
   );
   reach.atLeast({
-    "waiters queued at the change": 40,
+    "waiters queued at the change": 20,
     "smooth: lowered with grants after the change": 10,
     "smooth: raised with grants after the change": 10,
     "window: lowered with grants after the change": 10,
@@ -290,5 +313,5 @@ test("a combination sees a member's new limit at once: its queued callers are re
   await clock.advanceTo(0);
   overall.setLimit({ limit: 1 });
   await clock.runAll();
-  expect(outcomes.map((o) => o.at)).toEqual([0, 100, 1100, 2100]);
+  expect(outcomes.map((o) => o.at)).toEqual([0, 1000, 2000, 3000]); // the grant at 0 re-priced too
 });
