@@ -11,7 +11,7 @@ import { LeakyBucketServer } from "../../src/testing/leaky-bucket.ts";
 import { SlidingLogServer } from "../../src/testing/sliding-log.ts";
 import { TokenBucketServer } from "../../src/testing/token-bucket.ts";
 import type { ServerModel } from "../../src/testing/decision.ts";
-import { describe as figures, simulate } from "./simulation.ts";
+import { describe as figures, type SimResult, simulate } from "./simulation.ts";
 
 const R = 10;
 const servers: Record<string, () => ServerModel> = {
@@ -38,11 +38,11 @@ describe.each([
   ["told 2× too much", 2 * R],
 ])("%s, 30 callers, 10 req/s server, 120 s, latency seeds 1–4", (label, maxRate) => {
   test.each(Object.keys(servers))("%s: ≤ 3 % 429s (≤ 1 % in steady state), utilisation on target", async (kind) => {
-    const runs = [];
+    const runs: SimResult[] = [];
     for (const seed of SEEDS) {
       runs.push(await simulate({ server: servers[kind]!(), realRate: R, callers: 30, duration: 120_000, adaptive: { maxRate }, seed }));
     }
-    const pct = (f: (r: (typeof runs)[number]) => number) => runs.map((r) => +(100 * f(r)).toFixed(1)).join("/");
+    const pct = (f: (r: SimResult) => number) => runs.map((r) => +(100 * f(r)).toFixed(1)).join("/");
     console.info(`${label} / ${kind}: 429 ${pct((r) => r.share429)} %, steady ${pct((r) => r.steady429)} %, ` +
       `utilisation ${pct((r) => r.utilisation)} %, 90 % of the rate at ${runs.map((r) => r.reached90At).join("/")} s`);
     expect(mean(runs.map((r) => r.share429))).toBeLessThanOrEqual(0.03);
