@@ -34,6 +34,17 @@ export { FixedWindowLimiter, type FixedWindowLimiterOptions } from "./limiters/f
 export { SlidingCounterLimiter, type SlidingCounterLimiterOptions } from "./limiters/sliding-counter.ts";
 export { combine, CombinedLimiter, type CombinedLimiterOptions } from "./limiters/combine.ts";
 export { KeyedLimiter, type KeyedLimiterOptions } from "./limiters/keyed.ts";
+export type { SetLimitOptions } from "./limiters/set-limit.ts";
+export { ADAPTIVE_DEFAULTS, type AdaptiveOptions } from "./adaptive/options.ts";
+export {
+  type Advice,
+  AdaptiveController,
+  type RateChange,
+  type RateChangeReason,
+  type ResponseOutcome,
+  type SendTag,
+} from "./adaptive/controller.ts";
+export { AdaptiveLimiter, type AdaptiveLimiterOptions, sendAdaptive } from "./adaptive/limiter.ts";
 export { DEFAULTS } from "./defaults.ts";
 export {
   createThrottledFetch,

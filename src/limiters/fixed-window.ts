@@ -17,7 +17,7 @@
  */
 import { CLOCK_ORIGIN, windowIndex, windowStart } from "./aligned-windows.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
-import type { Policy } from "./policy.ts";
+import { type AdjustablePolicy, applyLimit, type SetLimitOptions } from "./set-limit.ts";
 import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /**
@@ -36,10 +36,10 @@ export interface FixedWindowLimiterOptions extends BaseLimiterOptions {
 }
 
 /** @internal fixed windows over explicit time. */
-export class FixedWindowPolicy implements Policy {
-  readonly maxPermits: number;
+export class FixedWindowPolicy implements AdjustablePolicy {
+  maxPermits: number;
   heldEpoch = 0;
-  readonly #interval: number;
+  #interval: number;
   #window = 0;
   #count = 0;
   #pausedUntil = -Infinity;
@@ -47,6 +47,22 @@ export class FixedWindowPolicy implements Policy {
   constructor(limit: number, interval: number) {
     this.maxPermits = limit;
     this.#interval = interval;
+  }
+
+  get interval(): number {
+    return this.#interval;
+  }
+
+  /**
+   * Changes the numbers at `now`. The permits granted in the window containing `now` stay counted in
+   * the window (of the new length, on the same clock-aligned grid) that contains `now`.
+   */
+  setLimit(limit: number, interval: number, now: number): void {
+    const count = this.#countIn(windowIndex(CLOCK_ORIGIN, this.#interval, now));
+    this.maxPermits = limit;
+    this.#interval = interval;
+    this.#window = windowIndex(CLOCK_ORIGIN, interval, now);
+    this.#count = count;
   }
 
   #countIn(k: number): number {
@@ -109,6 +125,42 @@ export class FixedWindowLimiter extends GatedLimiter {
     const limit = positiveInteger("limit", o.limit);
     const interval = timeInterval("interval", o.interval);
     const clock = resolveClock(o.clock);
-    super([new FixedWindowPolicy(limit, interval)], { ...o, clock });
+    const policy = new FixedWindowPolicy(limit, interval);
+    super([policy], { ...o, clock });
+    this.#policy = policy;
+  }
+
+  readonly #policy: FixedWindowPolicy;
+
+  /** The most permits per window now (changed by {@link FixedWindowLimiter.setLimit}). */
+  get limit(): number {
+    return this.#policy.maxPermits;
+  }
+
+  /** The window length in ms now. */
+  get interval(): number {
+    return this.#policy.interval;
+  }
+
+  /**
+   * Changes the limit (and optionally the window length) from now on and re-times the callers
+   * already queued; validated like the constructor's options, `interval` defaulting to the current one.
+   * The permits granted in the current window stay counted: when they already reach the new limit,
+   * nothing more is granted until the next window. With a new `interval`, windows follow the new
+   * clock-aligned grid, and the current window's count moves to the new window that contains now.
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value — or when a
+   *   queued request asks for more permits than the new limit (nothing changes then).
+   * @example
+   * ```ts
+   * import { FixedWindowLimiter } from "sluice";
+   * const limiter = new FixedWindowLimiter({ limit: 5000, interval: 3_600_000 });
+   * limiter.setLimit({ limit: 1000 }); // this hour's grants count against the 1000
+   * ```
+   */
+  setLimit(options: SetLimitOptions): void {
+    const o = optionsObject("options", options);
+    const limit = positiveInteger("limit", o.limit);
+    const interval = o.interval === undefined ? this.#policy.interval : timeInterval("interval", o.interval);
+    applyLimit(this, this.#policy, limit, interval, true);
   }
 }

@@ -148,7 +148,6 @@ export abstract class GatedLimiter implements Limiter {
   readonly #queue: WaitQueue;
   readonly #maxQueue: number;
   readonly #maxWait: number;
-  readonly #maxPermits: number;
   /**
    * When a scheduled task's permits start to count, for policies that can tell (a strict window):
    * "start" — a queued task's permits are held at its grant and stamped when it starts, so start
@@ -167,7 +166,6 @@ export abstract class GatedLimiter implements Limiter {
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#gate = new Gate(clock);
     this.#queue = new WaitQueue(policies);
-    this.#maxPermits = Math.min(...policies.map((p) => p.maxPermits));
     this.#countFrom = policies.some((p) => p.countsFromCompletion === true)
       ? "completion"
       : policies.some((p) => p.holdsUntilRelease === true)
@@ -272,6 +270,10 @@ export abstract class GatedLimiter implements Limiter {
   }
 
   #checkPermits(permits: unknown): asserts permits is number {
-    checkPermits(permits, this.#maxPermits);
+    // Read live: `setLimit` may change a policy's largest grant.
+    const policies = this[INTERNALS].policies;
+    let max = Infinity;
+    for (let i = 0; i < policies.length; i++) max = Math.min(max, policies[i]!.maxPermits);
+    checkPermits(permits, max);
   }
 }

@@ -18,7 +18,7 @@
  */
 import { CLOCK_ORIGIN, windowIndex, windowStart } from "./aligned-windows.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
-import type { Policy } from "./policy.ts";
+import { type AdjustablePolicy, applyLimit, type SetLimitOptions } from "./set-limit.ts";
 import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /** Absorbs float rounding at the exact instant the estimate reaches the limit (far below one permit). */
@@ -40,10 +40,10 @@ export interface SlidingCounterLimiterOptions extends BaseLimiterOptions {
 }
 
 /** @internal the sliding-window counter over explicit time. */
-export class SlidingCounterPolicy implements Policy {
-  readonly maxPermits: number;
+export class SlidingCounterPolicy implements AdjustablePolicy {
+  maxPermits: number;
   heldEpoch = 0;
-  readonly #interval: number;
+  #interval: number;
   #window = 0;
   #current = 0;
   #previous = 0;
@@ -52,6 +52,23 @@ export class SlidingCounterPolicy implements Policy {
   constructor(limit: number, interval: number) {
     this.maxPermits = limit;
     this.#interval = interval;
+  }
+
+  get interval(): number {
+    return this.#interval;
+  }
+
+  /**
+   * Changes the numbers at `now`. The counts of the current and previous windows carry over to the
+   * window (of the new length, on the same clock-aligned grid) that contains `now` and the one before.
+   */
+  setLimit(limit: number, interval: number, now: number): void {
+    const [previous, current] = this.#countsIn(windowIndex(CLOCK_ORIGIN, this.#interval, now));
+    this.maxPermits = limit;
+    this.#interval = interval;
+    this.#window = windowIndex(CLOCK_ORIGIN, interval, now);
+    this.#previous = previous;
+    this.#current = current;
   }
 
   /** [previous, current] as they would be in window k (no mutation, so predictions can ask freely). */
@@ -132,6 +149,42 @@ export class SlidingCounterLimiter extends GatedLimiter {
     const limit = positiveInteger("limit", o.limit);
     const interval = timeInterval("interval", o.interval);
     const clock = resolveClock(o.clock);
-    super([new SlidingCounterPolicy(limit, interval)], { ...o, clock });
+    const policy = new SlidingCounterPolicy(limit, interval);
+    super([policy], { ...o, clock });
+    this.#policy = policy;
+  }
+
+  readonly #policy: SlidingCounterPolicy;
+
+  /** The most permits per window now (changed by {@link SlidingCounterLimiter.setLimit}). */
+  get limit(): number {
+    return this.#policy.maxPermits;
+  }
+
+  /** The window length in ms now. */
+  get interval(): number {
+    return this.#policy.interval;
+  }
+
+  /**
+   * Changes the limit (and optionally the window length) from now on and re-times the callers
+   * already queued; validated like the constructor's options, `interval` defaulting to the current one.
+   * The counts of the current and previous windows stay: the estimate at the change is weighed
+   * against the new limit. With a new `interval`, windows follow the new clock-aligned grid and the
+   * two counts move to the window that contains now and the one before it.
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value — or when a
+   *   queued request asks for more permits than the new limit (nothing changes then).
+   * @example
+   * ```ts
+   * import { SlidingCounterLimiter } from "sluice";
+   * const daily = new SlidingCounterLimiter({ limit: 10_000, interval: 86_400_000 });
+   * daily.setLimit({ limit: 5_000 });
+   * ```
+   */
+  setLimit(options: SetLimitOptions): void {
+    const o = optionsObject("options", options);
+    const limit = positiveInteger("limit", o.limit);
+    const interval = o.interval === undefined ? this.#policy.interval : timeInterval("interval", o.interval);
+    applyLimit(this, this.#policy, limit, interval, true);
   }
 }

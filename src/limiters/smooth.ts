@@ -21,6 +21,7 @@
 import { LIMITER_DEFAULTS } from "./defaults.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
+import { type AdjustablePolicy, applyLimit, type SetLimitOptions } from "./set-limit.ts";
 import { MIN_INTERVAL, nonNegativeInteger, optionsObject, positiveFinite, timeInterval } from "../validate.ts";
 
 /**
@@ -46,15 +47,18 @@ export interface SmoothLimiterOptions extends BaseLimiterOptions {
 }
 
 /** @internal the SmoothLimiter algorithm over explicit time. */
-export class SmoothPolicy implements Policy {
+export class SmoothPolicy implements AdjustablePolicy {
   readonly maxPermits = Infinity;
   heldEpoch = 0;
-  readonly #limit: number;
-  readonly #interval: number;
+  #limit: number;
+  #interval: number;
   readonly #burst: number;
   readonly #initial: number;
   #anchor: number;
   #count: number;
+  /** The point the last grant is paid from (its share of `nextFree`), and its permits: see `setLimit`. */
+  #lastFrom = -Infinity;
+  #lastPermits = 0;
 
   constructor(limit: number, interval: number, burst: number, initial: number, now: number) {
     this.#limit = limit;
@@ -63,6 +67,37 @@ export class SmoothPolicy implements Policy {
     this.#initial = initial;
     this.#anchor = now;
     this.#count = -initial;
+  }
+
+  get limit(): number {
+    return this.#limit;
+  }
+
+  get interval(): number {
+    return this.#interval;
+  }
+
+  /**
+   * Changes the rate at `now`. Only the last grant can still be being paid for (a grant happens only
+   * once the debt before it is paid), and it is re-priced at the new rate: the next grant is due its
+   * permits × the new spacing after the point the last one was paid from — the spacing a server
+   * metering at the new rate expects. Stored permits stay a number of permits (at most `burst`).
+   */
+  setLimit(limit: number, interval: number, now: number): void {
+    const next = this.nextFree();
+    let anchor: number;
+    if (next > now) {
+      anchor = this.#lastFrom + (this.#lastPermits * interval) / limit;
+      // Repriced debt already paid off by now: nothing stored from it.
+      if (anchor < now) anchor = now;
+    } else {
+      const stored = Math.min(this.#burst, ((now - next) * this.#limit) / this.#interval);
+      anchor = now - (stored * interval) / limit;
+    }
+    this.#limit = limit;
+    this.#interval = interval;
+    this.#anchor = anchor;
+    this.#count = 0;
   }
 
   /** The earliest instant at which the next request may be granted. */
@@ -81,6 +116,9 @@ export class SmoothPolicy implements Policy {
       this.#anchor = at;
       this.#count = -this.#burst;
     }
+    // What `setLimit` re-prices: this grant is paid for from here.
+    this.#lastFrom = this.nextFree();
+    this.#lastPermits = permits;
     this.#count += permits;
   }
 
@@ -90,6 +128,9 @@ export class SmoothPolicy implements Policy {
     if (this.nextFree() < until) {
       this.#anchor = until;
       this.#count = 0;
+      // Nothing owed from before the pause is re-priced past its end.
+      this.#lastFrom = until;
+      this.#lastPermits = 0;
     }
   }
 
@@ -101,6 +142,8 @@ export class SmoothPolicy implements Policy {
     const copy = new SmoothPolicy(this.#limit, this.#interval, this.#burst, this.#initial, 0);
     copy.#anchor = this.#anchor;
     copy.#count = this.#count;
+    copy.#lastFrom = this.#lastFrom;
+    copy.#lastPermits = this.#lastPermits;
     return copy;
   }
 }
@@ -123,6 +166,9 @@ export class SmoothPolicy implements Policy {
  * ```
  */
 export class SmoothLimiter extends GatedLimiter {
+  readonly #policy: SmoothPolicy;
+  readonly #burst: number;
+
   /**
    * Creates the limiter; it starts empty (nothing granted, nothing queued).
    * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
@@ -131,23 +177,63 @@ export class SmoothLimiter extends GatedLimiter {
     const o = optionsObject("options", options);
     const limit = positiveFinite("limit", o.limit);
     const interval = timeInterval("interval", o.interval ?? LIMITER_DEFAULTS.interval);
-    // Grant times are interval/limit apart: at least 1 µs (see MIN_INTERVAL), and finite.
-    if (interval / limit < MIN_INTERVAL) {
-      throw new RangeError(`\`limit\` must be at most ${1 / MIN_INTERVAL} per ms of \`interval\` (a permit per µs), got ${limit}`);
-    }
-    if (!Number.isFinite(interval / limit)) {
-      throw new RangeError(`\`limit\` is too small for \`interval\` (a spacing of interval/limit ms must be finite), got ${limit}`);
-    }
     // Whole permits keep `count` integer-valued, which is what makes `nextFree` exact.
     const burst = nonNegativeInteger("burst", o.burst ?? LIMITER_DEFAULTS.burst);
-    if (!Number.isFinite((burst * interval) / limit)) {
-      throw new RangeError(`\`burst\` is too large: burst × interval/limit ms must be finite, got ${burst}`);
-    }
+    checkSpacing(limit, interval, burst);
     const initial = nonNegativeInteger("initialPermits", o.initialPermits ?? burst);
     if (initial > burst) {
       throw new RangeError(`\`initialPermits\` must be at most \`burst\` (${burst}), got ${initial}`);
     }
     const clock = resolveClock(o.clock);
-    super([new SmoothPolicy(limit, interval, burst, initial, clock.now())], { ...o, clock });
+    const policy = new SmoothPolicy(limit, interval, burst, initial, clock.now());
+    super([policy], { ...o, clock });
+    this.#policy = policy;
+    this.#burst = burst;
+  }
+
+  /** Permits per `interval` now (changed by {@link SmoothLimiter.setLimit}). */
+  get limit(): number {
+    return this.#policy.limit;
+  }
+
+  /** The interval in ms now. */
+  get interval(): number {
+    return this.#policy.interval;
+  }
+
+  /**
+   * Changes the rate from now on and re-times the callers already queued (validated like the
+   * constructor's options; `interval` defaults to the current one). The grant still being paid for
+   * (only the last one can be) is re-priced at the new rate: the next caller waits its permits × the
+   * new spacing after it, as a server metering at the new rate expects; the grants after it are
+   * spaced at the new rate. Stored permits stay a number of permits (at most `burst`).
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
+   * @example
+   * ```ts
+   * import { SmoothLimiter } from "sluice";
+   * const limiter = new SmoothLimiter({ limit: 20, interval: 1000 });
+   * limiter.setLimit({ limit: 10 }); // one every 100 ms, counted from the last grant
+   * ```
+   */
+  setLimit(options: SetLimitOptions): void {
+    const o = optionsObject("options", options);
+    const limit = positiveFinite("limit", o.limit);
+    const interval = o.interval === undefined ? this.#policy.interval : timeInterval("interval", o.interval);
+    checkSpacing(limit, interval, this.#burst);
+    applyLimit(this, this.#policy, limit, interval, false);
+  }
+}
+
+/** Grant times are interval/limit apart: at least 1 µs (see MIN_INTERVAL), and finite. */
+function checkSpacing(limit: number, interval: number, burst: number): void {
+  if (interval / limit < MIN_INTERVAL) {
+    throw new RangeError(`\`limit\` must be at most ${1 / MIN_INTERVAL} per ms of \`interval\` (a permit per µs), got ${limit}`);
+  }
+  if (!Number.isFinite(interval / limit)) {
+    throw new RangeError(`\`limit\` is too small for \`interval\` (a spacing of interval/limit ms must be finite), got ${limit}`);
+  }
+  // Stored permits are whole, which keeps `count` integer-valued; their span must be finite.
+  if (!Number.isFinite((burst * interval) / limit)) {
+    throw new RangeError(`\`burst\` is too large: burst × interval/limit ms must be finite, got ${burst}`);
   }
 }

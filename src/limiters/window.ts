@@ -27,7 +27,7 @@
  * @module
  */
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
-import type { Policy } from "./policy.ts";
+import { type AdjustablePolicy, applyLimit, type SetLimitOptions } from "./set-limit.ts";
 import { describeValue, optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /**
@@ -55,10 +55,10 @@ export interface WindowLimiterOptions extends BaseLimiterOptions {
 }
 
 /** @internal the strict rolling window over explicit time. */
-export class WindowPolicy implements Policy {
-  readonly maxPermits: number;
+export class WindowPolicy implements AdjustablePolicy {
+  #limit: number;
   heldEpoch = 0;
-  readonly #interval: number;
+  #interval: number;
   #times: Float64Array;
   #cums: Float64Array;
   #head = 0;
@@ -75,12 +75,31 @@ export class WindowPolicy implements Policy {
   readonly countsFromCompletion: boolean;
 
   constructor(limit: number, interval: number, countFromCompletion = false) {
-    this.maxPermits = limit;
+    this.#limit = limit;
     this.#interval = interval;
     this.countsFromCompletion = countFromCompletion;
     const capacity = Math.min(limit, 8);
     this.#times = new Float64Array(capacity);
     this.#cums = new Float64Array(capacity);
+  }
+
+  get maxPermits(): number {
+    return this.#limit;
+  }
+
+  get interval(): number {
+    return this.#interval;
+  }
+
+  /**
+   * Changes the numbers at `now`. The grants still in the window at `now` (under the old interval)
+   * keep counting, each until `interval` (the new one) after its grant; permits in flight stay in
+   * flight. When they already fill the new limit, nothing more is granted until enough leave.
+   */
+  setLimit(limit: number, interval: number, now: number): void {
+    this.#evict(now);
+    this.#limit = limit;
+    this.#interval = interval;
   }
 
   /** Permits granted inside the window that ends at the last `earliest`/`take` time. */
@@ -230,6 +249,43 @@ export class WindowLimiter extends GatedLimiter {
     if (countFrom !== "grant" && countFrom !== "completion") {
       throw new RangeError(`\`countFrom\` must be "grant" or "completion", got ${describeValue(countFrom)}`);
     }
-    super([new WindowPolicy(limit, interval, countFrom === "completion")], { ...o, clock: resolveClock(o.clock) });
+    const policy = new WindowPolicy(limit, interval, countFrom === "completion");
+    super([policy], { ...o, clock: resolveClock(o.clock) });
+    this.#policy = policy;
+  }
+
+  readonly #policy: WindowPolicy;
+
+  /** The most permits per window now (changed by {@link WindowLimiter.setLimit}). */
+  get limit(): number {
+    return this.#policy.maxPermits;
+  }
+
+  /** The window length in ms now. */
+  get interval(): number {
+    return this.#policy.interval;
+  }
+
+  /**
+   * Changes the limit (and optionally the window length) from now on and re-times the callers
+   * already queued; validated like the constructor's options, `interval` defaulting to the current one.
+   * The grants still in the window keep counting, each until `interval` (the new one) after its
+   * grant, and permits in flight stay in flight: when they already fill the new limit, nothing more is
+   * granted until enough of them leave. A grant that left the window before the change never counts
+   * again, even when the window grows.
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value — or when a
+   *   queued request asks for more permits than the new limit (nothing changes then).
+   * @example
+   * ```ts
+   * import { WindowLimiter } from "sluice";
+   * const limiter = new WindowLimiter({ limit: 100, interval: 60_000 });
+   * limiter.setLimit({ limit: 50 }); // the grants of the last minute count against the 50
+   * ```
+   */
+  setLimit(options: SetLimitOptions): void {
+    const o = optionsObject("options", options);
+    const limit = positiveInteger("limit", o.limit);
+    const interval = o.interval === undefined ? this.#policy.interval : timeInterval("interval", o.interval);
+    applyLimit(this, this.#policy, limit, interval, true);
   }
 }

@@ -1,0 +1,123 @@
+/**
+ * Options of the adaptive rate controller, their defaults in one place, and their validation.
+ *
+ * Rates are in requests per second throughout (`0.5` = one every two seconds).
+ *
+ * @module
+ */
+import { describeValue, optionsObject } from "../validate.ts";
+
+/**
+ * Options of {@link AdaptiveController} (and of `AdaptiveLimiter`, which adds the limiter's own).
+ *
+ * @example
+ * ```ts
+ * const options: AdaptiveOptions = { maxRate: 20, minRate: 0.1, decrease: 0.8 };
+ * ```
+ */
+export interface AdaptiveOptions {
+  /**
+   * The rate the user was told, in requests per second: a ceiling never exceeded, and the starting
+   * rate. `Infinity` when unknown: the controller then starts at `initialRate` and ramps up.
+   * @default Infinity
+   */
+  maxRate?: number;
+  /**
+   * The starting rate when nothing is known, in requests per second (slow start doubles it each
+   * `probeInterval` while callers wait and no 429 comes back).
+   * @default 1, or `maxRate` when it is given
+   */
+  initialRate?: number;
+  /** The floor no cut goes below, in requests per second. @default 1/60 (one a minute) */
+  minRate?: number;
+  /** The factor of a cut: after an overload the rate becomes this share of what the server accepted. @default 0.9 */
+  decrease?: number;
+  /**
+   * The least time between two increases, in ms. A server's stated window (RateLimit-Policy `w`)
+   * lengthens it: a probe faster than the window measures nothing.
+   * @default 1000
+   */
+  probeInterval?: number;
+  /**
+   * The window, in ms, of a limit stated without one (`X-RateLimit-Limit`, `RateLimit-Limit`): e.g.
+   * `3_600_000` for GitHub's hourly quota. Without it such a limit is not read as a rate (a limit
+   * without its window says nothing about the rate); draft-10 `RateLimit-Policy` states its own `w`.
+   * @default undefined
+   */
+  limitWindow?: number;
+}
+
+/**
+ * The defaults of {@link AdaptiveOptions}.
+ *
+ * @example
+ * ```ts
+ * import { ADAPTIVE_DEFAULTS } from "sluice";
+ * ADAPTIVE_DEFAULTS.decrease; // 0.9
+ * ```
+ */
+export const ADAPTIVE_DEFAULTS: {
+  readonly maxRate: number;
+  readonly initialRate: number;
+  readonly minRate: number;
+  readonly decrease: number;
+  readonly probeInterval: number;
+} = Object.freeze({
+  maxRate: Infinity,
+  initialRate: 1,
+  minRate: 1 / 60,
+  decrease: 0.9,
+  probeInterval: 1000,
+});
+
+/** {@link AdaptiveOptions} with every default filled in and checked. @internal */
+export interface ResolvedAdaptiveOptions {
+  readonly maxRate: number;
+  readonly initialRate: number;
+  readonly minRate: number;
+  readonly decrease: number;
+  readonly probeInterval: number;
+  readonly limitWindow: number | undefined;
+}
+
+function rate(name: string, value: unknown, allowInfinity: boolean): number {
+  if (typeof value !== "number") throw new TypeError(`\`${name}\` must be a number, got ${describeValue(value)}`);
+  if (!(value > 0) || (!allowInfinity && !Number.isFinite(value)) || value > 1e6 && value !== Infinity) {
+    const what = allowInfinity ? "a positive number of requests per second (at most 1e6) or Infinity" : "a positive finite number of requests per second (at most 1e6)";
+    throw new RangeError(`\`${name}\` must be ${what}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Checks adaptive options and fills in the defaults.
+ * @throws {RangeError | TypeError} naming the option and its value.
+ * @internal
+ */
+export function resolveAdaptiveOptions(options: AdaptiveOptions | undefined): ResolvedAdaptiveOptions {
+  const o = optionsObject("options", options);
+  const maxRate = rate("maxRate", o.maxRate ?? ADAPTIVE_DEFAULTS.maxRate, true);
+  const minRate = rate("minRate", o.minRate ?? ADAPTIVE_DEFAULTS.minRate, false);
+  if (minRate > maxRate) throw new RangeError(`\`minRate\` must be at most \`maxRate\` (${maxRate}), got ${minRate}`);
+  const initialDefault = maxRate === Infinity ? Math.max(ADAPTIVE_DEFAULTS.initialRate, minRate) : maxRate;
+  const initialRate = rate("initialRate", o.initialRate ?? initialDefault, false);
+  if (initialRate < minRate || initialRate > maxRate) {
+    throw new RangeError(`\`initialRate\` must be between \`minRate\` (${minRate}) and \`maxRate\` (${maxRate}), got ${initialRate}`);
+  }
+  const decrease = o.decrease ?? ADAPTIVE_DEFAULTS.decrease;
+  if (typeof decrease !== "number") throw new TypeError(`\`decrease\` must be a number, got ${describeValue(decrease)}`);
+  if (!(decrease >= 0.1 && decrease < 1)) throw new RangeError(`\`decrease\` must be at least 0.1 and below 1, got ${describeValue(decrease)}`);
+  const probeInterval = o.probeInterval ?? ADAPTIVE_DEFAULTS.probeInterval;
+  if (typeof probeInterval !== "number") throw new TypeError(`\`probeInterval\` must be a number, got ${describeValue(probeInterval)}`);
+  if (!(probeInterval >= 1 && probeInterval <= 86_400_000)) {
+    throw new RangeError(`\`probeInterval\` must be a number of ms from 1 to 86400000 (a day), got ${describeValue(probeInterval)}`);
+  }
+  const limitWindow = o.limitWindow;
+  if (limitWindow !== undefined) {
+    if (typeof limitWindow !== "number") throw new TypeError(`\`limitWindow\` must be a number, got ${describeValue(limitWindow)}`);
+    if (!(limitWindow >= 1 && Number.isFinite(limitWindow))) {
+      throw new RangeError(`\`limitWindow\` must be a finite number of ms, at least 1, got ${describeValue(limitWindow)}`);
+    }
+  }
+  return { maxRate, initialRate, minRate, decrease, probeInterval, limitWindow };
+}

@@ -1,0 +1,61 @@
+/**
+ * Live limit changes: `setLimit({ limit, interval })` on a built-in limiter changes its policy's
+ * numbers in place and re-times the callers already queued.
+ *
+ * Queued callers took nothing (a reservation is a rule for others, not a take), so re-timing them is
+ * one fresh scan of the domain under the new numbers: the timer is re-armed for the new earliest
+ * time and every cached prediction is dropped (the scan drops the tail cache). Callers that were
+ * already due under the old limit are granted first, under the limit they were due under.
+ *
+ * @module
+ */
+import { INTERNALS, type GatedLimiter } from "./limiter.ts";
+import type { Policy } from "./policy.ts";
+
+/**
+ * The argument of `setLimit` on every built-in limiter.
+ *
+ * @example
+ * ```ts
+ * import { SmoothLimiter } from "sluice";
+ * const limiter = new SmoothLimiter({ limit: 20, interval: 1000 });
+ * limiter.setLimit({ limit: 10 }); // from now on 10 per second; queued callers are re-timed
+ * ```
+ */
+export interface SetLimitOptions {
+  /** The new limit, validated as the constructor's `limit`. */
+  limit: number;
+  /** The new interval in ms, validated as the constructor's `interval`. @default the current interval */
+  interval?: number;
+}
+
+/** A policy whose numbers can change in place. @internal */
+export interface AdjustablePolicy extends Policy {
+  /** Applies the new numbers at `now` (see each algorithm's `setLimit` for what happens to its state). */
+  setLimit(limit: number, interval: number, now: number): void;
+}
+
+/**
+ * Applies a validated change to `policy` (a policy of `limiter`) at the gate's current time, then
+ * rescans the domain so queued callers are re-timed.
+ * @throws {RangeError} when a queued request asks for more permits than the new limit can ever grant
+ *   (nothing changes then).
+ * @internal
+ */
+export function applyLimit(limiter: GatedLimiter, policy: AdjustablePolicy, limit: number, interval: number, countsPermits: boolean): void {
+  const gate = limiter[INTERNALS].gate();
+  const now = gate.now();
+  gate.serveOverdue(now);
+  if (countsPermits) {
+    for (const queue of gate.active) {
+      if (!queue.policies.includes(policy)) continue;
+      for (let w = queue.head; w !== null; w = w.next) {
+        if (w.permits > limit) {
+          throw new RangeError(`\`limit\` must be at least the largest queued request (${w.permits} permits), got ${limit}`);
+        }
+      }
+    }
+  }
+  policy.setLimit(limit, interval, now);
+  gate.scan(now);
+}
