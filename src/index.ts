@@ -32,7 +32,9 @@ export { SmoothLimiter, type SmoothLimiterOptions } from "./limiters/smooth.ts";
 export { WindowLimiter, type WindowLimiterOptions } from "./limiters/window.ts";
 export { FixedWindowLimiter, type FixedWindowLimiterOptions } from "./limiters/fixed-window.ts";
 export { SlidingCounterLimiter, type SlidingCounterLimiterOptions } from "./limiters/sliding-counter.ts";
-export { combine, CombinedLimiter, type CombinedLimiterOptions } from "./limiters/combine.ts";
+export { combine, CombinedLimiter, type CombinedLimiterOptions, type NamedLimiters } from "./limiters/combine.ts";
+export { ConcurrencyLimiter, type ConcurrencyLimiterOptions } from "./limiters/concurrency.ts";
+export { type Permits, Reservation, type ReserveOptions } from "./limiters/reservation.ts";
 export { KeyedLimiter, type KeyedLimiterOptions } from "./limiters/keyed.ts";
 export { DEFAULTS } from "./defaults.ts";
 export {

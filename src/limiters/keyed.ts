@@ -23,6 +23,7 @@ import { type GateTime, timeOf } from "./gate-time.ts";
 import { LIMITER_DEFAULTS } from "./defaults.ts";
 import { type AcquireOptions, GatedLimiter, INTERNALS, type Limiter, resolveClock, type ScheduleOptions } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
+import type { Permits, Reservation, ReserveOptions } from "./reservation.ts";
 import { describeValue, nonNegativeOrInfinity, optionsObject, positiveInteger, requireFunction } from "../validate.ts";
 
 /** How many least-recently-used keys one `get` examines for eviction. */
@@ -157,6 +158,18 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
   /** Shorthand for `get(key).schedule(task, options)`. */
   schedule<T>(key: K, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     return this.get(key).schedule(task, options);
+  }
+
+  /**
+   * Shorthand for `get(key).reserve(permits, options)` (see {@link GatedLimiter.reserve}).
+   * @throws {TypeError} when the key's limiter is a custom one without `reserve`
+   */
+  reserve(key: K, permits?: Permits, options?: ReserveOptions): Promise<Reservation> {
+    const limiter = this.get(key);
+    if (typeof limiter.reserve !== "function") {
+      throw new TypeError(`\`create\` must return a limiter with \`reserve\` to reserve, got ${describeValue(limiter)}`);
+    }
+    return limiter.reserve(permits, options);
   }
 
   /** The evicted limiter of `key` if something still holds it. */

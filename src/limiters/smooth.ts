@@ -55,6 +55,9 @@ export class SmoothPolicy implements Policy {
   readonly #initial: number;
   #anchor: number;
   #count: number;
+  /** Permits taken ever: a reservation's mark, to bound what a refund may give back. */
+  #taken = 0;
+  #pausedUntil = -Infinity;
 
   constructor(limit: number, interval: number, burst: number, initial: number, now: number) {
     this.#limit = limit;
@@ -82,6 +85,36 @@ export class SmoothPolicy implements Policy {
       this.#count = -this.#burst;
     }
     this.#count += permits;
+    this.#taken += permits;
+  }
+
+  mark(): number {
+    return this.#taken;
+  }
+
+  /**
+   * Extra permits are debt taken now. A refund of r moves `nextFree` back by r·T, as if the grant had
+   * been smaller — but the grants made since may have been clamped by idle time or a pause in that
+   * smaller world, which this state no longer shows. So `nextFree` goes no earlier than
+   * max(now − burst·T, pausedUntil) + (permits taken since)·T, a bound on every such clamp: exact when
+   * nothing was taken since, and never more permits than the exact answer.
+   */
+  adjust(delta: number, _grantedAt: number, mark: number, now: number): void {
+    if (delta > 0) {
+      this.take(delta, now);
+      return;
+    }
+    const since = this.#taken - mark;
+    const [floorAnchor, floorCount] = this.#pausedUntil > now - (this.#burst * this.#interval) / this.#limit
+      ? [this.#pausedUntil, since]
+      : [now, since - this.#burst];
+    const floor = floorAnchor + (floorCount * this.#interval) / this.#limit;
+    const next = this.nextFree();
+    if (next + (delta * this.#interval) / this.#limit >= floor) this.#count += delta;
+    else if (floor < next) {
+      this.#anchor = floorAnchor;
+      this.#count = floorCount;
+    }
   }
 
   pause(until: number): void {
@@ -91,6 +124,7 @@ export class SmoothPolicy implements Policy {
       this.#anchor = until;
       this.#count = 0;
     }
+    if (until > this.#pausedUntil) this.#pausedUntil = until;
   }
 
   isAtRest(now: number): boolean {
@@ -101,6 +135,8 @@ export class SmoothPolicy implements Policy {
     const copy = new SmoothPolicy(this.#limit, this.#interval, this.#burst, this.#initial, 0);
     copy.#anchor = this.#anchor;
     copy.#count = this.#count;
+    copy.#taken = this.#taken;
+    copy.#pausedUntil = this.#pausedUntil;
     return copy;
   }
 }
