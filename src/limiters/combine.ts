@@ -162,8 +162,10 @@ export function combine(...limiters: GatedLimiter[]): CombinedLimiter;
 export function combine(limiters: NamedLimiters): CombinedLimiter;
 export function combine(...limiters: unknown[]): CombinedLimiter {
   const first = limiters[0];
-  if (limiters.length === 1 && !(first instanceof GatedLimiter) && typeof first === "object" && first !== null &&
-    !Array.isArray(first)) {
+  // Named dimensions: a plain object holding limiters (anything else is checked as a list member,
+  // so a look-alike limiter passed by mistake is named as `limiters[0]`).
+  if (limiters.length === 1 && typeof first === "object" && first !== null &&
+    Object.getPrototypeOf(first) === Object.prototype && Object.values(first).some((v) => v instanceof GatedLimiter)) {
     return new CombinedLimiter(first as NamedLimiters);
   }
   return new CombinedLimiter(limiters as GatedLimiter[]);
