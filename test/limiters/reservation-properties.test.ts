@@ -37,7 +37,7 @@ const scenario: fc.Arbitrary<Scenario> = fc
     else queues = [[0, 1], [0], [1]];
     const request = fc
       .record({
-        arrival: fc.integer({ min: 0, max: 3000 }),
+        arrival: fc.integer({ min: 0, max: 1500 }),
         queue: fc.nat(),
         seeds: fc.array(fc.nat(), { minLength: 3, maxLength: 3 }),
         abortAfter: fc.option(fc.integer({ min: 0, max: 3000 }), { freq: 4 }),
@@ -178,15 +178,16 @@ describe("reservations against the naive model (random refunds, debt, cancels, a
           }
         });
       }),
-      { numRuns: 250 },
+      { numRuns: 300 },
     );
+    // Measured over repeated runs (300 each): about 45, 88, 139, 167, 191, 145; thresholds 5σ below.
     reach.atLeast({
-      "a grant at a settle time": 20,
+      "a grant at a settle time": 12,
       "a named dimension asked 0": 40,
-      debt: 40,
-      cancel: 40,
-      "never settled": 60,
-      "strict window checked with refunds": 40,
+      debt: 80,
+      cancel: 100,
+      "never settled": 120,
+      "strict window checked with refunds": 85,
     });
   });
 });
