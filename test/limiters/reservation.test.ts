@@ -10,6 +10,7 @@ import {
   type GatedLimiter,
   ManualClock,
   MaxWaitExceededError,
+  type Reservation,
   SlidingCounterLimiter,
   SmoothLimiter,
   WindowLimiter,
@@ -26,12 +27,12 @@ type Step =
 async function run(make: (clock: ManualClock) => GatedLimiter, steps: Step[]): Promise<void> {
   const clock = new ManualClock();
   const limiter = make(clock);
-  const reservations: Array<Promise<import("../../src/index.ts").Reservation>> = [];
+  const reservations: Array<Promise<Reservation>> = [];
   const checks: Array<{ outcome: ReturnType<typeof track>; expected: number; label: string }> = [];
   for (const [k, step] of steps.entries()) {
     await clock.advanceTo(step[1]);
     if (step[0] === "reserve" || step[0] === "acquire") {
-      const p = step[0] === "reserve" ? limiter.reserve(step[2]) : limiter.acquire(step[2]);
+      const p: Promise<unknown> = step[0] === "reserve" ? limiter.reserve(step[2]) : limiter.acquire(step[2]);
       if (step[0] === "reserve") reservations.push(p as never);
       checks.push({ outcome: track(clock, p), expected: step[3], label: `step ${k}: ${step.join(" ")}` });
     } else {
