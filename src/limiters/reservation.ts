@@ -18,6 +18,7 @@
  * @module
  */
 import type { Gate } from "./gate.ts";
+import type { AcquireOptions } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
 import { amountAt } from "./scan.ts";
 import { Waiter, type WaitQueue } from "./waiter.ts";
@@ -26,23 +27,15 @@ import { MaxWaitExceededError, QueueFullError } from "../errors.ts";
 import { checkPermits, describeValue, nonNegativeInteger, nonNegativeOrInfinity, optionalSignal, optionsObject } from "../validate.ts";
 
 /**
- * Options for one `reserve` call: as for `acquire` (`signal`, `maxWait`, and whatever later options
- * `acquire` gains, such as a priority).
+ * Options for one `reserve` call: those of `acquire` (`signal`, `maxWait` — predicted exactly — and
+ * whatever later options `acquire` gains, such as a priority).
  *
  * @example
  * ```ts
  * const r = await limiter.reserve({ requests: 1, tokens: 4000 }, { maxWait: 10_000 });
  * ```
  */
-export interface ReserveOptions {
-  /** Aborting it while queued rejects with `signal.reason` and gives back exactly what was asked. */
-  signal?: AbortSignal;
-  /**
-   * Reject at once with `MaxWaitExceededError` when the predicted wait exceeds this many ms (decided
-   * up front, exactly as for `acquire`). @default the limiter's `maxWait` (Infinity)
-   */
-  maxWait?: number;
-}
+export interface ReserveOptions extends AcquireOptions {}
 
 /**
  * What a reservation asks or settles: a number of permits (of every policy), or — on a combination
@@ -137,6 +130,7 @@ export class Reservation {
 
   /** @internal made by the limiter at the grant. */
   constructor(ask: Ask, grantedAt: number, marks: readonly number[]) {
+    ask.context.queue.openReservations++;
     this.#ask = ask;
     this.grantedAt = grantedAt;
     this.permits = ask.asked;
@@ -194,6 +188,7 @@ export class Reservation {
     if (this.#settled) return false;
     this.#settled = true;
     const context = this.#ask.context;
+    context.queue.openReservations--;
     const gate = context.gate();
     const now = gate.now();
     const policies = context.queue.policies;

@@ -93,6 +93,8 @@ export class WaitQueue implements ScanQueue {
   countFrom: "start" | "completion" = "start";
   /** True when a grant holds concurrency slots until its task (or reservation) ends. */
   slots = false;
+  /** Reservations granted on this limiter and not yet settled (they count as in flight). */
+  openReservations = 0;
 
   constructor(policies: readonly Policy[]) {
     this.policies = policies;

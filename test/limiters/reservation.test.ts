@@ -191,3 +191,23 @@ describe("reserve() options", () => {
     expect(clock.pendingTimers).toBe(0);
   });
 });
+
+describe("open reservations are counted (for stats' inFlight)", () => {
+  test("granted and not yet settled", async () => {
+    const { INTERNALS } = await import("../../src/limiters/limiter.ts");
+    const clock = new ManualClock();
+    const limiter = new WindowLimiter({ limit: 2, interval: 1000, clock });
+    const open = () => limiter[INTERNALS].queue.openReservations;
+    const a = await limiter.reserve();
+    const b = await limiter.reserve();
+    const c = track(clock, limiter.reserve());
+    expect(open()).toBe(2); // the queued one is not in flight
+    a.settle(0);
+    await clock.advance(0);
+    expect(c.settled).toBe(true);
+    expect(open()).toBe(2);
+    b.cancel();
+    b.cancel();
+    expect(open()).toBe(1);
+  });
+});
