@@ -15,6 +15,7 @@ import {
   SmoothLimiter,
   WindowLimiter,
 } from "../../src/index.ts";
+import { INTERNALS } from "../../src/limiters/limiter.ts";
 import { track } from "../helpers.ts";
 
 type Step =
@@ -194,7 +195,6 @@ describe("reserve() options", () => {
 
 describe("open reservations are counted (for stats' inFlight)", () => {
   test("granted and not yet settled", async () => {
-    const { INTERNALS } = await import("../../src/limiters/limiter.ts");
     const clock = new ManualClock();
     const limiter = new WindowLimiter({ limit: 2, interval: 1000, clock });
     const open = () => limiter[INTERNALS].queue.openReservations;
