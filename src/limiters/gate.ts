@@ -143,9 +143,14 @@ export class Gate {
     if (this.#timerAt <= now) this.scan(now);
   }
 
-  /** True while a waiter holds any of these policies (a newcomer must queue behind it). */
-  isHeld(policies: readonly Policy[]): boolean {
-    for (let i = 0; i < policies.length; i++) if (policies[i]!.heldEpoch === this.epoch) return true;
+  /**
+   * True while a waiter holds any of these policies that the request asks (a newcomer must queue
+   * behind it); `amounts` as in `amountAt` (a policy asked 0 takes no part).
+   */
+  isHeld(policies: readonly Policy[], amounts: readonly number[] | null = null): boolean {
+    for (let i = 0; i < policies.length; i++) {
+      if (policies[i]!.heldEpoch === this.epoch && amountAt(amounts, i, 1) !== 0) return true;
+    }
     return false;
   }
 
@@ -162,7 +167,7 @@ export class Gate {
   ): boolean {
     if (queue.head !== null) return false;
     const policies = queue.policies;
-    if (this.isHeld(policies)) return false;
+    if (this.isHeld(policies, amounts)) return false;
     for (let i = 0; i < policies.length; i++) {
       const n = amountAt(amounts, i, permits);
       if (n !== 0 && policies[i]!.earliest(n, now) > now) return false;
@@ -234,7 +239,7 @@ export class Gate {
     const epoch = this.epoch;
     let changeAt = Infinity;
     let due = now;
-    const held = this.isHeld(policies);
+    const held = this.isHeld(policies, amounts);
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
       const n = amountAt(amounts, i, permits);

@@ -281,7 +281,7 @@ export abstract class GatedLimiter implements Limiter {
    * forgetting it (e.g. evicting an idle key) cannot let more through than the limit allows.
    */
   isIdle(): boolean {
-    if (this.#queue.size > 0) return false;
+    if (this.#queue.size > 0 || this.#queue.openReservations > 0) return false;
     const now = this.#root().now();
     return this[INTERNALS].policies.every((p) => p.isAtRest(now));
   }

@@ -95,6 +95,15 @@ class ReserveWaiter extends Waiter {
   }
 }
 
+/**
+ * A reservation dropped without being settled stops counting as open once collected (its cost stays
+ * counted in full): an open one keeps its limiter from being evicted by a `KeyedLimiter`, so that a
+ * later settle — debt above all — lands on the limiter that callers of the key still use.
+ */
+const dropped = new FinalizationRegistry<WaitQueue>((queue) => {
+  queue.openReservations--;
+});
+
 /** Each policy's mark (see `Policy.mark`), plus `add` times its amount (marks read before a take). */
 function marksOf(ask: Ask, add: number): number[] {
   const policies = ask.context.queue.policies;
@@ -131,6 +140,7 @@ export class Reservation {
   /** @internal made by the limiter at the grant. */
   constructor(ask: Ask, grantedAt: number, marks: readonly number[]) {
     ask.context.queue.openReservations++;
+    dropped.register(this, ask.context.queue, this);
     this.#ask = ask;
     this.grantedAt = grantedAt;
     this.permits = ask.asked;
@@ -189,6 +199,7 @@ export class Reservation {
     this.#settled = true;
     const context = this.#ask.context;
     context.queue.openReservations--;
+    dropped.unregister(this);
     const gate = context.gate();
     const now = gate.now();
     const policies = context.queue.policies;

@@ -6,7 +6,9 @@
 import { describe, expect, test } from "vitest";
 import {
   combine,
+  ConcurrencyLimiter,
   FixedWindowLimiter,
+  KeyedLimiter,
   type GatedLimiter,
   ManualClock,
   MaxWaitExceededError,
@@ -209,5 +211,33 @@ describe("open reservations are counted (for stats' inFlight)", () => {
     b.cancel();
     b.cancel();
     expect(open()).toBe(1);
+  });
+});
+
+describe("reservations and other limiters of the domain", () => {
+  test("a dimension asked 0 is not stopped by a waiter holding it (another channel waits for a slot)", async () => {
+    const clock = new ManualClock();
+    const slots = new ConcurrencyLimiter({ limit: 1, clock });
+    const a = combine({ slots, requests: new WindowLimiter({ limit: 10, interval: 1000, clock }) });
+    const b = combine({ slots, tokens: new WindowLimiter({ limit: 100, interval: 1000, clock }) });
+    await a.reserve({ slots: 1, requests: 1 });
+    const waiting = track(clock, a.reserve({ slots: 1, requests: 1 })); // holds the slot's place
+    const tokensOnly = track(clock, b.reserve({ tokens: 5 }));
+    await clock.advance(0);
+    expect(waiting.settled).toBe(false);
+    expect(tokensOnly.at).toBe(0);
+  });
+
+  test("a KeyedLimiter keeps a key while a reservation on it is open: its debt lands on the key's limiter", async () => {
+    const clock = new ManualClock();
+    const keyed = new KeyedLimiter({ create: () => new SmoothLimiter({ limit: 1, interval: 100, clock }), clock, idleTimeout: 0 });
+    const r = await keyed.reserve("k", 1);
+    await clock.advanceTo(1000); // its cost is paid off: at rest but for the open reservation
+    keyed.get("other");
+    expect(keyed.has("k")).toBe(true);
+    r.settle(20); // 19 more: debt until t = 2900
+    expect(keyed.tryAcquire("k")).toBe(1900);
+    keyed.get("other");
+    expect(keyed.has("k")).toBe(true);
   });
 });
