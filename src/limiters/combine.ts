@@ -124,6 +124,7 @@ export class CombinedLimiter extends GatedLimiter {
     return this.#dimensions?.names ?? null;
   }
 
+  /** @internal its named dimensions, for `reserve`. */
   protected override dimensions(): Dimensions | null {
     return this.#dimensions;
   }
@@ -143,8 +144,11 @@ export class CombinedLimiter extends GatedLimiter {
  * const upload = combine(overall, new WindowLimiter({ limit: 1, interval: 1000 }));
  * await search.acquire(); // counts against `overall` and the search channel, atomically
  * ```
- *
- * Named members are dimensions that a reservation asks, and settles, one by one:
+ */
+export function combine(...limiters: GatedLimiter[]): CombinedLimiter;
+/**
+ * Combines named limiters — *dimensions* — that a reservation asks, and settles, one by one
+ * (`acquire(n)` still takes n of each). Dimensions must not share a limiter.
  *
  * @example
  * ```ts
@@ -158,7 +162,6 @@ export class CombinedLimiter extends GatedLimiter {
  * r.settle({ tokens: 900 }); // 600 tokens come back
  * ```
  */
-export function combine(...limiters: GatedLimiter[]): CombinedLimiter;
 export function combine(limiters: NamedLimiters): CombinedLimiter;
 export function combine(...limiters: unknown[]): CombinedLimiter {
   const first = limiters[0];
