@@ -57,6 +57,8 @@ export class SmoothPolicy implements Policy {
   #count: number;
   /** Permits taken ever: a reservation's mark, to bound what a refund may give back. */
   #taken = 0;
+  /** The time of the latest take: no grant made since a reservation was clamped later than this. */
+  #lastTake = -Infinity;
   #pausedUntil = -Infinity;
 
   constructor(limit: number, interval: number, burst: number, initial: number, now: number) {
@@ -86,6 +88,7 @@ export class SmoothPolicy implements Policy {
     }
     this.#count += permits;
     this.#taken += permits;
+    this.#lastTake = at;
   }
 
   mark(): number {
@@ -96,8 +99,9 @@ export class SmoothPolicy implements Policy {
    * Extra permits are debt taken now. A refund of r moves `nextFree` back by r·T, as if the grant had
    * been smaller — but the grants made since may have been clamped by idle time or a pause in that
    * smaller world, which this state no longer shows. So `nextFree` goes no earlier than
-   * max(now − burst·T, pausedUntil) + (permits taken since)·T, a bound on every such clamp: exact when
-   * nothing was taken since, and never more permits than the exact answer.
+   * max(t − burst·T, pausedUntil) + (permits taken since)·T, with t the latest take (now if none
+   * since): a bound on every such clamp, exact when nothing was taken since, and never more permits
+   * than the exact answer.
    */
   adjust(delta: number, _grantedAt: number, mark: number, now: number): void {
     if (delta > 0) {
@@ -105,9 +109,10 @@ export class SmoothPolicy implements Policy {
       return;
     }
     const since = this.#taken - mark;
-    const [floorAnchor, floorCount] = this.#pausedUntil > now - (this.#burst * this.#interval) / this.#limit
+    const t = since > 0 ? this.#lastTake : now;
+    const [floorAnchor, floorCount] = this.#pausedUntil > t - (this.#burst * this.#interval) / this.#limit
       ? [this.#pausedUntil, since]
-      : [now, since - this.#burst];
+      : [t, since - this.#burst];
     const floor = floorAnchor + (floorCount * this.#interval) / this.#limit;
     const next = this.nextFree();
     if (next + (delta * this.#interval) / this.#limit >= floor) this.#count += delta;
@@ -136,6 +141,7 @@ export class SmoothPolicy implements Policy {
     copy.#anchor = this.#anchor;
     copy.#count = this.#count;
     copy.#taken = this.#taken;
+    copy.#lastTake = this.#lastTake;
     copy.#pausedUntil = this.#pausedUntil;
     return copy;
   }
