@@ -141,6 +141,14 @@ describeRedis("faults", () => {
     expect((error as RedisCommandError).message).toMatch(/WRONGTYPE/);
     expect(s.isDown()).toBe(false); // not an outage: the next call still goes to Redis
     await expect(limiter.tryAcquireAsync()).rejects.toBeInstanceOf(RedisCommandError);
+    // A smooth key's state is read with MGET, which answers nil for a key of another type: it must
+    // still surface as WRONGTYPE, never be taken for a fresh key and overwritten.
+    await admin.hset(`${s.prefix}s:s`, "a", "1");
+    const smooth = new RedisSmoothLimiter({ store: s, key: "s", limit: 1, interval: 1000 });
+    const smoothError = await smooth.acquire().catch((e: unknown) => e);
+    expect(smoothError).toBeInstanceOf(RedisCommandError);
+    expect((smoothError as RedisCommandError).message).toMatch(/WRONGTYPE/);
+    expect(await admin.hget(`${s.prefix}s:s`, "a")).toBe("1"); // untouched
   });
 
   test("server killed and restarted on the same port: held reservations still grant; new calls follow the policy; service resumes", async () => {

@@ -9,26 +9,30 @@
  * 2⁵³ µs, about 285 years of epoch time); fractional quantities (the smooth limiter's permit count,
  * which holds `−burst`) are stored with `%.17g`, which round-trips a double exactly.
  *
- * State per policy key (every key carries a TTL derived from its state, plus `margin`):
- * - smooth (`…:s:<name>` hash + `…:s:<name>:q` zset): the in-memory `SmoothPolicy` as
- *   `a` (anchor µs), `c` (permits since the anchor), `p` (paused until), plus an undo log so a
- *   cancelled reservation gives its slot back. Grants are future debt: a later reservation is placed
- *   after the slots already handed out, so only a cancelled suffix can be reclaimed exactly
- *   (`q` orders pending reservations by a sequence number, `b:<id>` holds the state before each;
- *   a cancelled middle reservation hands its before-state to its successor; `bar` marks an
- *   immediate grant that interleaved with pending ones, behind which nothing is restored;
- *   `l`/`lb` remember the last take so an immediate grant that timed out can be refunded).
- * - strict window (`…:w:<name>` zset + `…:w:<name>:m` hash): one member per RESERVATION
+ * State per policy key (every key carries a TTL derived from its state, plus `margin`). The small,
+ * per-call state lives in STRINGS, so one MGET reads it for every key of a combination (with the
+ * call's record) and one `SET … PX` writes a key with its expiry: Redis commands, not arithmetic,
+ * are most of a script's cost.
+ * - smooth (`…:s:<name>` string `a c s bar q p l lb`, `…:s:<name>:q` zset, `…:s:<name>:b` hash):
+ *   the in-memory `SmoothPolicy` as `a` (anchor µs), `c` (permits since the anchor), `p` (paused
+ *   until), plus an undo log so a cancelled reservation gives its slot back. Grants are future debt:
+ *   a later reservation is placed after the slots already handed out, so only a cancelled suffix can
+ *   be reclaimed exactly (`:q` orders pending reservations by the sequence number `s`, `q` counts
+ *   them, `:b` holds the state before each; a cancelled middle reservation hands its before-state to
+ *   its successor; `bar` marks an immediate grant that interleaved with pending ones, behind which
+ *   nothing is restored; `l`/`lb` remember the last take so an immediate grant that timed out can be
+ *   refunded).
+ * - strict window (`…:w:<name>` zset + `…:w:<name>:m` string, the pause): one member per RESERVATION
  *   (`<at>|<n>|<id>`), scored by the cumulative permit count, so the entry whose leaving makes room
  *   is found with one ZRANGEBYSCORE (O(log M)); trimming looks at the oldest few entries and falls back
  *   to a binary search over ranks after a lull. Grants are FIFO (`at ≥` the newest entry), which
  *   keeps time order and count order the same. A cancel removes the entry and renumbers the later
  *   ones, so the window stays exact.
- * - reservation records (`…:r:<call>`, a hash per reserve call, field `<i>` for the reservation
- *   `<call>/<i>`): `"<at>|<n>"`, kept `grace` ms past the call's last `at` so a cancel sent after an
- *   ambiguous timeout still refunds; a cancel turns the field into a tombstone `"x"` (and keeps the
- *   hash at least `tombstone` ms) that a late or retried reserve honours, so nothing is ever refunded
- *   twice or taken after its cancel.
+ * - reservation records (`…:r:<call>`, a string per reserve call, entry `<i>` of its `,`-joined list
+ *   for the reservation `<call>/<i>`): `"<at>|<n>"`, kept `grace` ms past the call's last `at` so a
+ *   cancel sent after an ambiguous timeout still refunds; a cancel turns the entry into a tombstone
+ *   `"x"` (and keeps the record at least `tombstone` ms) that a late or retried reserve honours, so
+ *   nothing is ever refunded twice or taken after its cancel.
  *
  * Loops are bounded by O(log M) probes, never by the number of entries, so a script never holds the
  * server for long (Redis answers BUSY to everyone while a script runs).
@@ -318,7 +322,9 @@ for r = 1, count do
     if not loaded then
       loaded = true
       for i, P in ipairs(list) do
-        if P.kind == 's' then s_parse(P, vals[i + 1], now); s_prune(P, now); P.qadds = {}; P.badds = {}
+        -- MGET answers nil for a key of another type too: a fresh key is read again with GET, which
+        -- raises WRONGTYPE for a misconfiguration instead of overwriting it
+        if P.kind == 's' then s_parse(P, vals[i + 1] or redis.call('GET', P.k1), now); s_prune(P, now); P.qadds = {}; P.badds = {}
         else w_load(P, now, vals[i + 1]); P.adds = {}; P.card = false end
       end
     end
