@@ -218,21 +218,41 @@ export class Gate {
     signal: AbortSignal | undefined,
     hold: boolean,
     task?: Task,
+    arrival?: number,
   ): Promise<void> {
     const waiter = task === undefined ? new Waiter(permits, queue, hold) : new TaskWaiter(permits, queue, hold, task);
-    return this.enqueueWaiter(waiter, now, signal);
+    return this.enqueueWaiter(waiter, now, signal, arrival);
   }
 
-  /** Queues a waiter made by the caller (a reservation's, see `reservation.ts`); see {@link Gate.enqueue}. */
-  enqueueWaiter(waiter: Waiter, now: number, signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * Queues a waiter made by the caller (a reservation's, see `reservation.ts`); see {@link Gate.enqueue}.
+   * With `arrival` (see `ARRIVAL` in `waiter.ts`) it takes that place in the queue, not the last.
+   */
+  enqueueWaiter(waiter: Waiter, now: number, signal: AbortSignal | undefined, arrival?: number): Promise<void> {
     const queue = waiter.queue;
     const permits = waiter.permits;
     const amounts = waiter.amounts();
     const promise: Promise<void> = waiter;
     const front = queue.head === null;
     if (front) this.#activate(queue);
+    if (arrival !== undefined && !front && arrival < queue.tail!.seq) {
+      // An earlier arrival goes back to its place: the order (and the predictions' cache, which
+      // assumes appends) changed; at the head it displaces the waiter that reserved the next grant.
+      waiter.seq = arrival;
+      const head = queue.insert(waiter);
+      if (signal !== undefined) watch(signal, waiter);
+      this.#tail = undefined;
+      if (head) this.scan(now);
+      return promise;
+    }
+    if (arrival !== undefined) waiter.seq = arrival;
     queue.push(waiter);
     if (signal !== undefined) watch(signal, waiter);
+    if (arrival !== undefined && front && this.active.size > 1) {
+      // Not necessarily last in the domain's arrival order, which the shortcut below assumes.
+      this.scan(now);
+      return promise;
+    }
     // Behind others on its own limiter, it waits for them and holds nothing; the front one is armed.
     if (!front) return promise;
     // At the front and last in arrival order: hold what stops it, and arm if that changes sooner.

@@ -21,7 +21,7 @@ import type { Gate } from "./gate.ts";
 import type { AcquireOptions } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
 import { amountAt } from "./scan.ts";
-import { Waiter, type WaitQueue } from "./waiter.ts";
+import { arrivalOf, Waiter, type WaitQueue } from "./waiter.ts";
 import { abortReason } from "./signals.ts";
 import { MaxWaitExceededError, QueueFullError } from "../errors.ts";
 import { checkPermits, describeValue, nonNegativeInteger, nonNegativeOrInfinity, optionalSignal, optionsObject } from "../validate.ts";
@@ -288,5 +288,5 @@ export function reserveOn(context: ReserveContext, permits: unknown, options: Re
     if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
   }
   if (context.queue.size >= context.maxQueue) return Promise.reject(new QueueFullError(context.maxQueue));
-  return gate.enqueueWaiter(new ReserveWaiter(ask), now, signal) as unknown as Promise<Reservation>;
+  return gate.enqueueWaiter(new ReserveWaiter(ask), now, signal, arrivalOf(opts)) as unknown as Promise<Reservation>;
 }

@@ -13,6 +13,48 @@ import type { ScanQueue } from "./scan.ts";
 let nextSeq = 0;
 
 /**
+ * A new arrival number, taken ahead of queueing: a call that makes several requests in turn (the
+ * throttled fetch's retries) queues each of them at its first arrival (see {@link ARRIVAL}).
+ * @internal
+ *
+ * @example
+ * ```ts
+ * const place = newArrival(); // later: limiter.schedule(task, { [ARRIVAL]: place })
+ * ```
+ */
+export function newArrival(): number {
+  return nextSeq++;
+}
+
+/**
+ * Internal option of `acquire`/`schedule`/`reserve` (a symbol, so not part of the public options):
+ * queue the request at this arrival number (from {@link newArrival}) instead of a new one, i.e.
+ * behind the waiters that arrived before it and ahead of those that came after. It still waits for
+ * its permits like any waiter. @internal
+ *
+ * @example
+ * ```ts
+ * await limiter.schedule(send, { permits: 1, [ARRIVAL]: place } as ScheduleOptions);
+ * ```
+ */
+export const ARRIVAL: unique symbol = Symbol("sluice.arrival");
+
+/**
+ * The arrival number an options object asks for (see {@link ARRIVAL}), or undefined.
+ * @internal
+ *
+ * @example
+ * ```ts
+ * arrivalOf({ [ARRIVAL]: 7 }); // 7
+ * ```
+ */
+export function arrivalOf(options: object | undefined): number | undefined {
+  const seq = (options as { [ARRIVAL]?: unknown } | undefined)?.[ARRIVAL];
+  // Only numbers handed out by `newArrival` (integers below the counter) are honoured.
+  return typeof seq === "number" && Number.isInteger(seq) && seq >= 0 && seq < nextSeq ? seq : undefined;
+}
+
+/**
  * One queued request — and the very promise its caller awaits: the fields live on the promise object
  * itself, which saves a separate object per waiter (100k waiters are normal). `.then` on it makes
  * plain Promises (`Symbol.species`), so callers never construct waiters by accident.
@@ -22,7 +64,8 @@ export class Waiter extends Promise<void> {
     return Promise;
   }
   readonly permits: number;
-  readonly seq: number;
+  /** Arrival number: the queue's order. Set at construction; only the gate changes it, before queueing (see {@link ARRIVAL}). */
+  seq: number;
   prev: Waiter | null = null;
   next: Waiter | null = null;
   /**
@@ -122,6 +165,30 @@ export class WaitQueue implements ScanQueue {
     else this.tail.next = waiter;
     this.tail = waiter;
     this.size++;
+  }
+
+  /**
+   * Queues `waiter` at its arrival number rather than last (see {@link ARRIVAL}); returns true when it
+   * became the head. O(its position): it walks from the head, and a call that kept its place is
+   * usually near the front (it arrived before the others queued).
+   */
+  insert(waiter: Waiter): boolean {
+    const tail = this.tail;
+    if (tail === null || tail.seq < waiter.seq) {
+      this.push(waiter);
+      return this.head === waiter;
+    }
+    let after: Waiter | null = null;
+    for (let w = this.head; w !== null && w.seq < waiter.seq; w = w.next) after = w;
+    const before = after === null ? this.head : after.next;
+    waiter.prev = after;
+    waiter.next = before;
+    if (after === null) this.head = waiter;
+    else after.next = waiter;
+    if (before === null) this.tail = waiter;
+    else before.prev = waiter;
+    this.size++;
+    return after === null;
   }
 
   unlink(waiter: Waiter): void {
