@@ -19,7 +19,7 @@ export type FetchLike = (input: string | URL | Request, init?: RequestInit) => P
 
 export function createSluiceFetch(options: SluiceFetchOptions): FetchLike | undefined {
   if (options.limit === undefined) {
-    return createThrottledFetch({ limiter: new SmoothLimiter({ limit: 1e9, interval: 1000, burst: 1e9 }) });
+    return createThrottledFetch({ limiter: new SmoothLimiter({ limit: 1e9, interval: 1e6, burst: 1e9 }) });
   }
   return createThrottledFetch({ limit: options.limit, interval: options.window ?? 1000 });
 }
