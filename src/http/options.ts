@@ -314,6 +314,11 @@ export interface ResolvedOptions {
   readonly clock: Clock;
   readonly wallClock: () => number;
   readonly random: () => number;
+  /**
+   * Nothing reads the call's `Request` unless an error does (no hook, no `key`/`permits` function,
+   * no idempotency key): calls may take the lean path (see `throttled-fetch.ts`). @internal
+   */
+  readonly lean: boolean;
 }
 
 function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
@@ -427,7 +432,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     backoff: { base, cap },
   };
 
-  return {
+  const resolved: Omit<ResolvedOptions, "lean"> = {
     limiter,
     keyed,
     key: optionalFunction("key", o.key) ?? originOf,
@@ -450,4 +455,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     wallClock: optionalFunction("wallClock", o.wallClock) ?? Date.now,
     random: optionalFunction("random", o.random) ?? Math.random,
   };
+  const lean = typeof permits !== "function" && keyed === undefined && resolved.idempotencyKey === undefined &&
+    !resolved.shouldRetry && !resolved.delay && !resolved.onThrottle && !resolved.onRetry && !resolved.onResponse;
+  return { ...resolved, lean };
 }

@@ -40,7 +40,14 @@ export function callerSignalOf(input: FetchInput, init: RequestInit | undefined)
 
 /** One call, ready for its attempts. */
 export interface PreparedCall {
-  /** Describes the call to hooks, `permits` and `key`: URL, method, headers, replayable body. */
+  /** The method as fetch normalises it (`"post"` → `"POST"`; other methods keep their case). */
+  readonly method: string;
+  /** The URL as given (for error messages, redacted by the caller). */
+  readonly url: string;
+  /**
+   * Describes the call to hooks, `permits` and `key`: URL, method, headers, replayable body. Built
+   * on first read: a call that no hook, function option or key needs never pays for a `Request`.
+   */
   readonly request: Request;
   /** Headers every attempt sends instead of the caller's (set only when a key was added). */
   readonly headers: Headers | undefined;
@@ -48,10 +55,59 @@ export interface PreparedCall {
   readonly hasIdempotencyKey: boolean;
 }
 
+/** The methods fetch upper-cases (any other method keeps its case). */
+const NORMALISED = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
+
+/** `method` as fetch normalises it. */
+function normaliseMethod(method: string): string {
+  const upper = method.toUpperCase();
+  return NORMALISED.has(upper) ? upper : method;
+}
+
+/** The members of `init` {@link leanValid} can vouch for; any other makes the check build a `Request`. */
+const LEAN_KEYS = new Set(["method", "headers", "body", "signal"]);
+/** A header name (RFC 9110 token) and a value `Headers` accepts (a byte string without NUL, CR, LF). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const VALUE = /^[^\0\r\n\u0100-\uffff]*$/;
+
 /**
- * Builds the request view and, when `idempotencyKey` is set and the method is not idempotent, adds
- * a key (unless the caller set one). Throws the `TypeError` fetch would for an invalid URL, method
- * or header, or for a GET with a body.
+ * True when `new Request(url, init)` certainly succeeds, decided without building one: an absolute
+ * http(s) URL without user info, a method of the common set, headers as a plain record of valid
+ * strings, no body on GET/HEAD, no other members. False means "not sure": the caller builds the
+ * `Request`, which throws fetch's own TypeError when the call is invalid.
+ */
+function leanValid(url: string, method: string, init: RequestInit | undefined, plan: BodyPlan): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false; // maybe relative (a browser resolves it against the page): let Request decide
+  }
+  if (parsed.username !== "" || parsed.password !== "") return false;
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
+  if (!NORMALISED.has(method) && method !== "PATCH") return false;
+  if (plan.kind !== "none" && (method === "GET" || method === "HEAD")) return false;
+  if (init === undefined || init === null) return true;
+  if (Object.getPrototypeOf(init) !== Object.prototype) return false;
+  for (const key in init) if (!LEAN_KEYS.has(key)) return false;
+  const headers = init.headers as unknown;
+  if (headers === undefined || headers === null) return true;
+  if (typeof headers !== "object" || Object.getPrototypeOf(headers) !== Object.prototype) return false;
+  for (const name in headers) {
+    const value = (headers as Record<string, unknown>)[name];
+    if (typeof value !== "string" || !TOKEN.test(name) || !VALUE.test(value)) return false;
+  }
+  return true;
+}
+
+/**
+ * Prepares one call: its method, URL and `Request` view, and, when `idempotencyKey` is set and the
+ * method is not idempotent, a key (unless the caller set one). Throws the `TypeError` fetch would
+ * for an invalid URL, method or header, or for a GET with a body — before any permit is taken.
+ *
+ * `eager` builds the `Request` now (the full path; needed anyway when a function option or the key
+ * reads it). Otherwise a string or `URL` call that {@link leanValid} vouches for builds nothing
+ * until something reads `request`.
  */
 export function prepareCall(
   input: FetchInput,
@@ -59,14 +115,30 @@ export function prepareCall(
   plan: BodyPlan,
   idempotencyKey: { readonly header: string; readonly generate: () => string } | undefined,
   idempotentMethods: ReadonlySet<string>,
+  eager = true,
 ): PreparedCall {
   const base = isRequest(input) ? input : undefined;
   const url = base !== undefined ? base.url : input instanceof URL ? input.href : String(input);
-  const method = init?.method ?? base?.method ?? "GET";
-  const headers = new Headers(init?.headers !== undefined && init.headers !== null ? init.headers : base?.headers);
+  const given = init?.method ?? base?.method ?? "GET";
   const body = plan.kind === "replayable" ? plan.view : undefined;
+  if (!eager && idempotencyKey === undefined && base === undefined && typeof given === "string") {
+    const method = normaliseMethod(given);
+    if (leanValid(url, method, init, plan)) {
+      let request: Request | undefined;
+      return {
+        method,
+        url,
+        get request() {
+          return (request ??= new Request(url, { method, headers: init?.headers ?? undefined, body: body ?? null }));
+        },
+        headers: undefined,
+        hasIdempotencyKey: false,
+      };
+    }
+  }
+  const headers = new Headers(init?.headers !== undefined && init.headers !== null ? init.headers : base?.headers);
   // Built before the key is added only to normalise the method ("post" → "POST") and validate.
-  let request = new Request(url, { method, headers, body: body ?? null });
+  let request = new Request(url, { method: given, headers, body: body ?? null });
   let override: Headers | undefined;
   let hasIdempotencyKey = false;
   if (idempotencyKey !== undefined) {
@@ -79,10 +151,10 @@ export function prepareCall(
       headers.set(idempotencyKey.header, key);
       override = headers;
       hasIdempotencyKey = true;
-      request = new Request(url, { method, headers, body: body ?? null });
+      request = new Request(url, { method: given, headers, body: body ?? null });
     }
   }
-  return { request, headers: override, hasIdempotencyKey };
+  return { method: request.method, url: request.url, request, headers: override, hasIdempotencyKey };
 }
 
 /**
@@ -94,7 +166,12 @@ export function attemptInit(
   plan: BodyPlan,
   headers: Headers | undefined,
   signal: AbortSignal | undefined,
-): RequestInit {
+  lean = false,
+): RequestInit | undefined {
+  // Nothing to override (no signal of ours, the caller's body, their headers): their init, as is —
+  // which is what fetch itself would get. `signal: null` is already the caller's (or absent).
+  if (lean && signal === undefined && (plan.kind !== "replayable" || plan.value === undefined) && headers === undefined &&
+    (init === undefined || init === null || init.signal === undefined || init.signal === null)) return init;
   const next = copyInit(init);
   next.signal = signal ?? null;
   if (plan.kind === "replayable" && plan.value !== undefined) next.body = plan.value;
