@@ -70,6 +70,9 @@ const LEAN_KEYS = new Set(["method", "headers", "body", "signal"]);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const VALUE = /^[^\0\r\n\u0100-\uffff]*$/;
 
+/** The last URL {@link leanValid} parsed and accepted. */
+let lastLeanUrl: string | undefined;
+
 /**
  * True when `new Request(url, init)` certainly succeeds, decided without building one: an absolute
  * http(s) URL without user info, a method of the common set, headers as a plain record of valid
@@ -77,14 +80,17 @@ const VALUE = /^[^\0\r\n\u0100-\uffff]*$/;
  * `Request`, which throws fetch's own TypeError when the call is invalid.
  */
 function leanValid(url: string, method: string, init: RequestInit | undefined, plan: BodyPlan): boolean {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return false; // maybe relative (a browser resolves it against the page): let Request decide
+  if (url !== lastLeanUrl) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return false; // maybe relative (a browser resolves it against the page): let Request decide
+    }
+    if (parsed.username !== "" || parsed.password !== "") return false;
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
+    lastLeanUrl = url; // calls to one URL in a row (polling, paging by header) parse it once
   }
-  if (parsed.username !== "" || parsed.password !== "") return false;
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
   if (!NORMALISED.has(method) && method !== "PATCH") return false;
   if (plan.kind !== "none" && (method === "GET" || method === "HEAD")) return false;
   if (init === undefined || init === null) return true;

@@ -206,7 +206,7 @@ async function runAttempts(
   const started = clock.now();
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
-  const scheduleOptions = { permits, signal: callSignal, ...(config.maxWait !== undefined && { maxWait: config.maxWait }) };
+  const scheduleOptions = config.maxWait === undefined ? { permits, signal: callSignal } : { permits, signal: callSignal, maxWait: config.maxWait };
   config.budget?.deposit();
   // Per attempt, a controller and a timer only for a finite `timeout` (the caller's signal alone
   // is passed as is); the caller's init unchanged when nothing in it needs replacing.
