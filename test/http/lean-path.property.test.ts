@@ -106,7 +106,7 @@ const sendsBody = (spec: CallSpec) => spec.body && (!isGet(spec) || spec.bodyOnG
 const hasBody = (spec: CallSpec) => sendsBody(spec) && !isGet(spec);
 
 function init(spec: CallSpec, signal: AbortSignal | undefined): RequestInit | undefined {
-  const headers = spec.headers === "none" ? undefined
+  const headers: HeadersInit | undefined = spec.headers === "none" ? undefined
     : spec.headers === "valid" ? { authorization: "Bearer tok", "x-trace": "1" }
     : spec.headers === "invalid" ? { "x-bad": "a\nb" }
     : new Headers({ accept: "application/json" });
