@@ -53,7 +53,7 @@ function config(quick: boolean): Config {
     },
     http: quick
       ? { rounds: 2, warmup: 1, overheadRequests: 500, overheadCallers: 100, limit: 50, window: 1000, callers: 50, requests: 100 }
-      : { rounds: 7, warmup: 1, overheadRequests: 4000, overheadCallers: 100, limit: 50, window: 1000, callers: 50, requests: 300 },
+      : { rounds: 21, warmup: 2, overheadRequests: 1000, overheadCallers: 100, limit: 50, window: 1000, callers: 50, requests: 300 },
   };
 }
 

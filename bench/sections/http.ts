@@ -157,16 +157,21 @@ async function drive(call: (url: string) => Promise<number>, url: string, caller
 export interface HttpResult {
   /** µs per request (median), per mode and client; undefined when the client has no such cell. */
   overhead: Record<Mode, Record<string, number | undefined>>;
+  /**
+   * Overhead over the baseline as a fraction, per mode and client: the median over rounds of the
+   * ratio within each round — paired, so that load shifting on a shared machine between rounds
+   * cancels out (the baseline ran in the same round, next to it).
+   */
+  paired: Record<Mode, Record<string, number | undefined>>;
   strict: Record<string, { ok: number; failed: number; got429: number; wallMs: number; achievedPerWindow: number | undefined } | undefined>;
 }
 
-/** Overhead of `id` over its baseline (raw fetch unless the client names another), as a fraction. */
+/** Overhead of `id` over its baseline (raw fetch unless the client names another), as a fraction (paired, see {@link HttpResult.paired}). */
 export function overheadOf(r: HttpResult, mode: Mode, id: string): number | undefined {
-  const client = CLIENTS.find((c) => c.id === id);
-  const v = r.overhead[mode][id];
-  const base = r.overhead[mode][client?.baseline ?? "fetch"];
-  return v === undefined || base === undefined ? undefined : v / base - 1;
+  return r.paired[mode][id];
 }
+
+const baselineOf = (c: Client): string => c.baseline ?? "fetch";
 
 export async function runHttp(o: HttpOptions, log: (line: string) => void): Promise<HttpResult> {
   const agents: Agents = { plain: new Agent(), throttled: new Agent().compose(throttle({ limiter: neverBinds() })) };
@@ -193,6 +198,11 @@ export async function runHttp(o: HttpOptions, log: (line: string) => void): Prom
     const xs = samples[m][c.id]!;
     return [c.id, xs.length === 0 ? undefined : median(xs)];
   }))])) as HttpResult["overhead"];
+  const paired = Object.fromEntries(MODES.map((m) => [m, Object.fromEntries(CLIENTS.map((c) => {
+    const xs = samples[m][c.id]!;
+    const base = samples[m][baselineOf(c)]!;
+    return [c.id, xs.length === 0 || xs.length !== base.length ? undefined : median(xs.map((x, i) => x / base[i]! - 1))];
+  }))])) as HttpResult["paired"];
 
   const strict: HttpResult["strict"] = {};
   const server = await startRemoteServer({ kind: "strict", limit: o.limit, window: o.window });
@@ -216,7 +226,7 @@ export async function runHttp(o: HttpOptions, log: (line: string) => void): Prom
     await server.close();
     await Promise.all([agents.plain.close(), agents.throttled.close()]);
   }
-  return { overhead, strict };
+  return { overhead, paired, strict };
 }
 
 export function httpMarkdown(r: HttpResult, o: HttpOptions): string {
@@ -247,7 +257,8 @@ export function httpMarkdown(r: HttpResult, o: HttpOptions): string {
   return [
     `Open server (keep-alive, in a child process), limit never binds: ${o.overheadRequests.toLocaleString("en-US")} requests per cell, ` +
       `sequential (1 caller) and ${o.overheadCallers} concurrent callers, median of ${o.rounds} interleaved rounds. ` +
-      "Overhead is relative to raw `fetch` (the undici interceptor: relative to the plain Agent).",
+      "Overhead is relative to raw `fetch` (the undici interceptor: relative to the plain Agent), the median over rounds of the ratio within each round " +
+      "(paired: the clients of a round ran one after another under the same load).",
     "",
     over,
     "",

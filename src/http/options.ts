@@ -7,7 +7,8 @@
  */
 import { type Clock, MAX_TIMER_DELAY } from "../clock.ts";
 import type { Limiter } from "../limiters/limiter.ts";
-import { KeyedLimiter } from "../limiters/keyed.ts";
+import type { KeyedLimiter } from "../limiters/keyed.ts";
+import { isKeyedLimiter } from "./limiter-shape.ts";
 import { GatedLimiter, INTERNALS, resolveClock } from "../limiters/limiter.ts";
 import { LIMITER_DEFAULTS } from "../limiters/defaults.ts";
 import { WindowLimiter } from "../limiters/window.ts";
@@ -400,7 +401,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
   if (o.limiter !== undefined && (o.limit !== undefined || o.interval !== undefined)) {
     throw new TypeError("`limit`/`interval` make a limiter of their own: give them or `limiter`, not both");
   }
-  const keyed = o.limiter instanceof KeyedLimiter ? o.limiter : undefined;
+  const keyed = isKeyedLimiter(o.limiter) ? o.limiter : undefined;
   const limiter = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
     ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion", clock })
     : (o.limiter as Limiter | undefined);
