@@ -6,6 +6,8 @@
  * overriding only `signal` (ours, linked to theirs), `body` (the replayable snapshot) and `headers`
  * (only to add an idempotency key). So whatever the caller passed — a `Request` from another realm,
  * non-standard options such as undici's `dispatcher` — reaches fetch unchanged, as with plain fetch.
+ * When nothing needs overriding (no signal of ours, no body snapshot, no key), the caller's `init`
+ * itself is passed, as plain fetch would get it.
  *
  * @module
  */
@@ -64,11 +66,11 @@ function normaliseMethod(method: string): string {
   return NORMALISED.has(upper) ? upper : method;
 }
 
-/** The members of `init` {@link leanValid} can vouch for; any other makes the check build a `Request`. */
-const LEAN_KEYS = new Set(["method", "headers", "body", "signal"]);
 /** A header name (RFC 9110 token) and a value `Headers` accepts (a byte string without NUL, CR, LF). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
 const VALUE = /^[^\0\r\n\u0100-\uffff]*$/;
+
+const plain = (value: object): boolean => Object.getPrototypeOf(value) === Object.prototype;
 
 /** The last URL {@link leanValid} parsed and accepted. */
 let lastLeanUrl: string | undefined;
@@ -94,13 +96,14 @@ function leanValid(url: string, method: string, init: RequestInit | undefined, p
   if (!NORMALISED.has(method) && method !== "PATCH") return false;
   if (plan.kind !== "none" && (method === "GET" || method === "HEAD")) return false;
   if (init === undefined || init === null) return true;
-  if (Object.getPrototypeOf(init) !== Object.prototype) return false;
-  for (const key in init) if (!LEAN_KEYS.has(key)) return false;
-  const headers = init.headers as unknown;
+  if (!plain(init)) return false;
+  // Only members whose validity is checked here (any other, e.g. `mode`, may be invalid).
+  for (const key in init) if (!/^(method|headers|body|signal)$/.test(key)) return false;
+  const headers = init.headers as Record<string, unknown> | undefined | null;
   if (headers === undefined || headers === null) return true;
-  if (typeof headers !== "object" || Object.getPrototypeOf(headers) !== Object.prototype) return false;
+  if (!plain(headers)) return false;
   for (const name in headers) {
-    const value = (headers as Record<string, unknown>)[name];
+    const value = headers[name];
     if (typeof value !== "string" || !TOKEN.test(name) || !VALUE.test(value)) return false;
   }
   return true;
