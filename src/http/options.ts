@@ -260,7 +260,10 @@ export interface ThrottledFetchOptions {
   retry?: number | RetryOptions;
   /**
    * Per attempt: ms until the response headers must arrive (the body is read by the caller, under
-   * the caller's signal). `Infinity` for none. @default 60000
+   * the caller's signal). `Infinity` for none: then an attempt without a caller `signal` or a
+   * `totalTimeout` is sent with no `AbortSignal` and no timer — on Node, handing fetch a signal
+   * costs about as much as everything else sluice does per request (see bench/RESULTS.md).
+   * @default 60000
    */
   timeout?: number;
   /** The whole call — queueing, attempts, retry waits — in ms. @default Infinity */
