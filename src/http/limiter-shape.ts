@@ -8,7 +8,7 @@
 import type { KeyedLimiter } from "../limiters/keyed.ts";
 
 /**
- * A `KeyedLimiter` (or one shaped like it: `get(key)` and `has(key)`, and no `schedule` of its own),
+ * A `KeyedLimiter` (or one shaped like it: `get(key)` and `has(key)`, and no `pause` — a limiter's own),
  * known by shape so that a user who never makes one does not bundle the class. 
  *
  * @example
@@ -17,7 +17,7 @@ import type { KeyedLimiter } from "../limiters/keyed.ts";
  * ```
  */
 export function isKeyedLimiter(value: unknown): value is KeyedLimiter<string> {
-  const v = value as KeyedLimiter<string> & { schedule?: unknown };
+  const v = value as KeyedLimiter<string> & { pause?: unknown };
   return typeof v === "object" && v !== null && typeof v.get === "function" && typeof v.has === "function" &&
-    typeof v.schedule !== "function";
+    typeof v.pause !== "function";
 }
