@@ -15,6 +15,8 @@ export interface SluiceFetchOptions {
   window?: number;
   /** The per-attempt timeout (the default when absent). */
   timeout?: number;
+  /** The fetch to wrap (global fetch when absent). */
+  fetch?: FetchLike;
 }
 
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -25,6 +27,7 @@ export function createSluiceFetch(options: SluiceFetchOptions): FetchLike | unde
     return createThrottledFetch({
       limiter: new SmoothLimiter({ limit: 1e9, interval: 1e6, burst: 1e9 }),
       ...(options.timeout !== undefined && { timeout: options.timeout }),
+      ...(options.fetch !== undefined && { fetch: options.fetch }),
     });
   }
   return createThrottledFetch({ limit: options.limit, interval: options.window ?? 1000 });

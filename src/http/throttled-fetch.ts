@@ -112,7 +112,7 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   let callSignal = callerSignal;
   if (config.totalTimeout !== Infinity || full) {
     const total = new AbortController();
-    totalTimer = startTimer(clock(config), config.totalTimeout, () => {
+    totalTimer = startTimer(config.clock, config.totalTimeout, () => {
       total.abort(new TimeoutError(state.label(), "total", config.totalTimeout, state.attempts));
     });
     callSignal = anySignal([callerSignal, config.totalTimeout === Infinity ? undefined : total.signal]);
@@ -128,8 +128,6 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
     totalTimer?.cancel();
   }
 }
-
-const clock = (config: ResolvedOptions) => config.clock;
 
 /** The method a call is made with, before validation (for error messages only). */
 function methodOf(input: FetchInput, init: RequestInit | undefined): string {
