@@ -104,7 +104,7 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   const callerSignal = callerSignalOf(input, init);
   if (callerSignal?.aborted) throw abortReason(callerSignal);
   const fetchImpl = resolveFetch(config); // read at call time: mocks installed after creation apply
-  const state = new CallState(input, init);
+  const state = callState(input, init);
   // The total timeout aborts whatever the call is doing: reading a Request's body, queueing, an
   // attempt, a retry wait. Armed first, so nothing before the first attempt escapes it. Without
   // one (the default), no controller, timer or linked signal is made.
@@ -145,30 +145,28 @@ function urlOf(input: FetchInput): string {
  * What errors report about the call — the request as method and redacted URL, the attempts sent so
  * far — and the call's secrets. Both are computed only when an error needs them.
  */
-class CallState {
-  attempts = 0;
-  #input: FetchInput;
-  #init: RequestInit | undefined;
-  #label: string | undefined;
-  #secrets: string[] | undefined;
+interface CallState {
+  attempts: number;
   /** Set once the call is prepared: the normalised method and URL. */
   prepared: { readonly method: string; readonly url: string } | undefined;
+  label(): string;
+  secrets(): string[];
+}
 
-  constructor(input: FetchInput, init: RequestInit | undefined) {
-    this.#input = input;
-    this.#init = init;
-  }
-
-  label(): string {
-    const p = this.prepared;
-    if (p === undefined) return describeRequest(methodOf(this.#input, this.#init), urlOf(this.#input));
-    return this.#label ??= describeRequest(p.method, p.url);
-  }
-
-  secrets(): string[] {
-    const input = this.#input;
-    return this.#secrets ??= secretsOf(urlOf(input), [...headerValues(this.#init?.headers), ...headerValues(isRequest(input) ? input.headers : undefined)]);
-  }
+function callState(input: FetchInput, init: RequestInit | undefined): CallState {
+  let label: string | undefined;
+  let secrets: string[] | undefined;
+  const state: CallState = {
+    attempts: 0,
+    prepared: undefined,
+    label: () => {
+      const p = state.prepared;
+      if (p === undefined) return describeRequest(methodOf(input, init), urlOf(input));
+      return label ??= describeRequest(p.method, p.url);
+    },
+    secrets: () => secrets ??= secretsOf(urlOf(input), [...headerValues(init?.headers), ...headerValues(isRequest(input) ? input.headers : undefined)]),
+  };
+  return state;
 }
 
 async function runAttempts(
