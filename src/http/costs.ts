@@ -18,9 +18,10 @@
  *
  * @module
  */
-import type { Clock, TimerHandle } from "../clock.ts";
+import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import type { Permits, Reservation } from "../limiters/reservation.ts";
-import { describeValue, requireFunction } from "../validate.ts";
+import { describeValue, nonNegativeFinite, positiveInteger, requireFunction } from "../validate.ts";
+import { HTTP_DEFAULTS } from "./defaults.ts";
 
 /**
  * What one attempt reserves: a number of permits, or per dimension of a limiter made with
@@ -336,4 +337,37 @@ export function priorityOf(
   }
   const given = (init as { priority?: unknown } | undefined)?.priority;
   return given === "high" ? 1 : given === "low" ? -1 : 0;
+}
+
+/**
+ * Validates `cost`, `settle`, `maxConcurrent` and `slotTimeout`; undefined when none of the first
+ * three is given (attempts are scheduled tasks then, at no extra cost). @internal
+ * @throws {RangeError | TypeError} naming the option and the value
+ *
+ * @example
+ * ```ts
+ * resolveCosts({ cost: 2, maxConcurrent: 4 }); // { cost: 2, settle: undefined, maxConcurrent: 4, slotTimeout: 30000 }
+ * ```
+ */
+export function resolveCosts(o: {
+  readonly permits?: unknown;
+  readonly cost?: unknown;
+  readonly settle?: unknown;
+  readonly maxConcurrent?: unknown;
+  readonly slotTimeout?: unknown;
+}): ResolvedCosts | undefined {
+  if (o.cost !== undefined && o.permits !== undefined) {
+    throw new TypeError("`cost` replaces `permits`: give one of them, not both");
+  }
+  const maxConcurrent = o.maxConcurrent === undefined ? undefined : positiveInteger("maxConcurrent", o.maxConcurrent);
+  const slotTimeout = o.slotTimeout === undefined ? HTTP_DEFAULTS.slotTimeout : nonNegativeFinite("slotTimeout", o.slotTimeout);
+  if (slotTimeout === 0 || slotTimeout > MAX_TIMER_DELAY) {
+    throw new RangeError(`\`slotTimeout\` must be a positive number of ms up to ${MAX_TIMER_DELAY}, got ${describeValue(o.slotTimeout)}`);
+  }
+  if (o.cost === undefined && o.settle === undefined && maxConcurrent === undefined) return undefined;
+  const permits = o.permits;
+  const cost = o.cost !== undefined ? checkCost(o.cost) : typeof permits === "function"
+    ? permits as (request: Request) => number
+    : permits === undefined ? HTTP_DEFAULTS.permits : positiveInteger("permits", permits);
+  return { cost, settle: checkSettle(o.settle), maxConcurrent, slotTimeout };
 }

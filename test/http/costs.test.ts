@@ -1,0 +1,117 @@
+/**
+ * Costs that settle (`cost`, `settle`) in the throttled fetch, in virtual time against the vendor
+ * simulators of `sluice/testing`.
+ */
+import { describe, expect, test } from "vitest";
+import { combine, createThrottledFetch, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { createSimulatedFetch, OpenAISimulator } from "../../src/testing.ts";
+
+const URL_ = "https://api.openai.com/v1/chat/completions";
+const body = (maxTokens: number) =>
+  JSON.stringify({ model: "m", max_tokens: maxTokens, messages: [{ role: "user", content: "x".repeat(40) }] });
+const post = (maxTokens: number): RequestInit => ({ method: "POST", headers: { "content-type": "application/json" }, body: body(maxTokens) });
+
+/** A limiter mirroring the simulator's two buckets (a minute's worth each, full at the start). */
+function openaiLimiter(clock: ManualClock, rpm: number, tpm: number) {
+  return combine({
+    requests: new WindowLimiter({ limit: rpm, interval: 60_000, clock }),
+    tokens: new WindowLimiter({ limit: tpm, interval: 60_000, clock }),
+  });
+}
+
+const usageOf = async (response: Response) => {
+  if (!response.ok) return undefined;
+  const json = await response.clone().json() as { usage: { total_tokens: number } };
+  return { tokens: json.usage.total_tokens };
+};
+
+describe("cost and settle", () => {
+  test("a batch against TPM: settling from usage completes far more in a minute than reserving max_tokens, with 0 server 429s", async () => {
+    const run = async (settle: boolean) => {
+      const clock = new ManualClock();
+      const server = new OpenAISimulator({ models: { m: { rpm: 10_000, tpm: 20_000 } }, refundUnused: true, completionTokens: () => 90 });
+      const fetch = createSimulatedFetch({ server, clock, latency: 50 });
+      const api = createThrottledFetch({
+        limiter: openaiLimiter(clock, 10_000, 20_000),
+        fetch,
+        cost: { requests: 1, tokens: 2000 },
+        ...(settle && { settle: (response: Response) => usageOf(response) }),
+      });
+      let done = 0;
+      const calls = Array.from({ length: 200 }, () => api(URL_, post(2000)).then(async (r) => {
+        await r.text();
+        done++;
+        return r.status;
+      }));
+      await clock.advanceTo(59_999);
+      const inAMinute = done;
+      await clock.runAll();
+      const statuses = await Promise.all(calls);
+      return { inAMinute, statuses, stats: fetch.stats };
+    };
+    const reserved = await run(false);
+    const settled = await run(true);
+    expect(reserved.inAMinute).toBe(10); // 20 000 / 2000
+    expect(settled.inAMinute).toBeGreaterThanOrEqual(150); // each uses 100 tokens of the 2000 reserved
+    expect(settled.statuses.every((s) => s === 200)).toBe(true);
+    expect(settled.stats.byStatus[429] ?? 0).toBe(0);
+    expect(reserved.stats.byStatus[429] ?? 0).toBe(0);
+  });
+
+  test("a cost that can never fit rejects at once with the limiter's RangeError, before anything is sent", async () => {
+    const clock = new ManualClock();
+    const server = new OpenAISimulator({ models: { m: { rpm: 100, tpm: 1000 } } });
+    const fetch = createSimulatedFetch({ server, clock });
+    const api = createThrottledFetch({ limiter: openaiLimiter(clock, 100, 1000), fetch, cost: () => ({ requests: 1, tokens: 5000 }) });
+    await expect(api(URL_, post(5000))).rejects.toThrow(RangeError);
+    await expect(api(URL_, post(5000))).rejects.toThrow(/tokens/);
+    expect(fetch.stats.requests).toBe(0);
+  });
+
+  test("settle's { response, actual }: the call resolves with that response; the reservation settles when actual resolves", async () => {
+    const clock = new ManualClock();
+    const tokens = new WindowLimiter({ limit: 1000, interval: 1000, clock });
+    const limiter = combine({ tokens });
+    let resolveActual!: (v: { tokens: number }) => void;
+    const tap = new Response("tapped");
+    const api = createThrottledFetch({
+      limiter,
+      fetch: async () => new Response("raw"),
+      cost: { tokens: 1000 },
+      settle: () => ({ response: tap, actual: new Promise((r) => (resolveActual = r)) }),
+    });
+    const response = await api("https://x.test/");
+    expect(response).toBe(tap);
+    expect(tokens.tryAcquire(100)).toBeGreaterThan(0); // all 1000 still reserved
+    resolveActual({ tokens: 100 });
+    await clock.advance(0);
+    expect(tokens.tryAcquire(900)).toBe(0); // 900 came back
+  });
+
+  test("unsettled counts in full; a retried attempt settles as reserved unless settle says otherwise", async () => {
+    const clock = new ManualClock();
+    const tokens = new WindowLimiter({ limit: 100, interval: 1000, clock });
+    let n = 0;
+    const api = createThrottledFetch({
+      limiter: tokens,
+      fetch: async () => (++n === 1 ? new Response("busy", { status: 503 }) : new Response("ok")),
+      retry: { limit: 1, backoff: { base: 0, cap: 0 } },
+      cost: 30,
+    });
+    const call = api("https://x.test/");
+    await clock.advance(0);
+    const response = await call;
+    expect(response.status).toBe(200);
+    expect(tokens.tryAcquire(41)).toBeGreaterThan(0); // 60 used: two attempts of 30, none settled
+    expect(tokens.tryAcquire(40)).toBe(0);
+  });
+
+  test("`cost` with `permits` is a TypeError; a bad cost or settle names the option", () => {
+    const limiter = new SmoothLimiter({ limit: 1 });
+    expect(() => createThrottledFetch({ limiter, cost: 2, permits: 1 })).toThrow(new TypeError("`cost` replaces `permits`: give one of them, not both"));
+    expect(() => createThrottledFetch({ limiter, cost: -3 })).toThrow(new RangeError("`cost` must be a positive integer, got -3"));
+    expect(() => createThrottledFetch({ limiter, cost: { tokens: 1.5 } })).toThrow(new RangeError("`cost.tokens` must be a non-negative integer, got 1.5"));
+    expect(() => createThrottledFetch({ limiter, settle: 3 as never })).toThrow(TypeError);
+    expect(() => createThrottledFetch({ limiter, maxConcurrent: 0 })).toThrow(new RangeError("`maxConcurrent` must be a positive integer, got 0"));
+  });
+});
