@@ -76,6 +76,12 @@ export interface ResolvedCosts {
   readonly settle: SettleFunction | undefined;
   readonly maxConcurrent: number | undefined;
   readonly slotTimeout: number;
+  /**
+   * True when attempts take reservations (`cost` or `settle` given). With `maxConcurrent` alone an
+   * attempt stays a scheduled task, lasting until its body ends: a window counted from completion
+   * then counts it from there (later than the headers: still safe against a strict server).
+   */
+  readonly reserve: boolean;
 }
 
 /**
@@ -369,5 +375,36 @@ export function resolveCosts(o: {
   const cost = o.cost !== undefined ? checkCost(o.cost) : typeof permits === "function"
     ? permits as (request: Request) => number
     : permits === undefined ? HTTP_DEFAULTS.permits : positiveInteger("permits", permits);
-  return { cost, settle: checkSettle(o.settle), maxConcurrent, slotTimeout };
+  return { cost, settle: checkSettle(o.settle), maxConcurrent, slotTimeout, reserve: o.cost !== undefined || o.settle !== undefined };
+}
+
+/**
+ * Schedules `send` as a task that lasts past its response until `end()` — so that a concurrency slot
+ * (and a window counted from completion) is held until the body is done. `response` settles with
+ * `send`'s outcome, or with the limiter's refusal. @internal
+ *
+ * @example
+ * ```ts
+ * const { response, end } = scheduleUntilEnd(limiter, send, { signal });
+ * trackBody(await response, end, clock, 30_000);
+ * ```
+ */
+export function scheduleUntilEnd(
+  limiter: { schedule<T>(task: () => T | PromiseLike<T>, options?: object): Promise<T> },
+  send: () => Promise<Response>,
+  options: object,
+): { readonly response: Promise<Response>; readonly end: () => void } {
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  let deliver!: (response: Response) => void;
+  let fail!: (error: unknown) => void;
+  const response = new Promise<Response>((resolve, reject) => {
+    deliver = resolve;
+    fail = reject;
+  });
+  limiter.schedule(async () => {
+    deliver(await send());
+    await ended;
+  }, options).catch(fail); // a refusal, an abort while queued, or send's own failure
+  return { response, end };
 }

@@ -36,7 +36,7 @@ import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
 import { anySignal, sleep, startTimer, type Timer } from "./timers.ts";
-import { applySettle, AttemptHold, type Cost, priorityOf, trackBody } from "./costs.ts";
+import { applySettle, AttemptHold, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
 import type { ScheduleOptions } from "../limiters/limiter.ts";
 import type { Reservation } from "../limiters/reservation.ts";
 import { ARRIVAL, newArrival } from "../limiters/waiter.ts";
@@ -214,7 +214,9 @@ async function runAttempts(
   const place = newArrival();
   let retryOptions: ScheduleOptions | undefined;
   const costs = config.costs;
-  const cost = costs === undefined ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
+  const cost = costs === undefined || !costs.reserve ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
+  // With `maxConcurrent` alone: attempts are tasks held until their body ends (see `scheduleUntilEnd`).
+  const slotOnly = costs !== undefined && !costs.reserve;
   config.budget?.deposit();
   // Per attempt, a controller and a timer only for a finite `timeout` (the caller's signal alone
   // is passed as is); the caller's init unchanged when nothing in it needs replacing.
@@ -232,6 +234,7 @@ async function runAttempts(
       let inFlight = 0; // the other requests on this limiter in flight when the response came
       let result: AttemptResult;
       let hold: AttemptHold | undefined;
+      let endSlot: (() => void) | undefined;
       const options = state.attempts === 0 ? scheduleOptions : retryOptions ??= { ...scheduleOptions, [ARRIVAL]: place } as ScheduleOptions;
       try {
         const send = async () => {
@@ -260,7 +263,11 @@ async function runAttempts(
           }
         };
         let response: Response;
-        if (cost === undefined) response = await limiter.schedule(send, options);
+        if (slotOnly) {
+          const scheduled = scheduleUntilEnd(limiter, send, options);
+          endSlot = scheduled.end;
+          response = await scheduled.response;
+        } else if (cost === undefined) response = await limiter.schedule(send, options);
         else {
           const reservation = await reserveOn(limiter, cost, options);
           // Granted, but the caller left before anything was sent: everything goes back.
@@ -292,6 +299,7 @@ async function runAttempts(
 
       if (result.response !== undefined && !isResponse(result.response)) {
         hold?.release();
+        endSlot?.();
         throw new TypeError(`\`fetch\` must resolve with a Response, got ${typeof result.response}`);
       }
       let decided: Decided;
@@ -303,7 +311,12 @@ async function runAttempts(
         decided = after instanceof Promise ? await after : after;
       } catch (error) {
         hold?.release();
+        endSlot?.();
         throw error;
+      }
+      if (endSlot !== undefined && result.response !== undefined) {
+        if (decided.retry === false) return trackBody(result.response, endSlot, clock, costs!.slotTimeout);
+        endSlot(); // a retried body is discarded: its slot ends now
       }
       if (hold !== undefined && result.response !== undefined) {
         // `settle` reads every response, retried ones too; the caller (or the retry's drain) gets
