@@ -41,7 +41,8 @@ export function allowed(spec: PolicySpec, log: Grant[], permits: number, t: numb
   }
 }
 
-function smoothNextFree(spec: Extract<PolicySpec, { kind: "smooth" }>, log: Grant[]): number {
+/** A smooth policy's next free instant after the grants of `log` (in time order), from full at 0. */
+export function smoothNextFree(spec: Extract<PolicySpec, { kind: "smooth" }>, log: Grant[]): number {
   const T = spec.interval / spec.limit;
   let next = -spec.burst * T; // starts full at t=0
   for (const g of log) next = Math.max(next, g.at - spec.burst * T) + g.permits * T;
