@@ -19,6 +19,7 @@ import {
 } from "../validate.ts";
 import { abortReason, Gate, RESOLVED, startTask, type Task, WaitQueue } from "./gate.ts";
 import type { Policy } from "./policy.ts";
+import { checkPriority } from "./priority.ts";
 
 /**
  * Options for one {@link Limiter.acquire} call.
@@ -37,6 +38,18 @@ export interface AcquireOptions {
    * @default the limiter's `maxWait` (Infinity)
    */
   maxWait?: number;
+  // --- priorities (see priority.ts) ---
+  /**
+   * Higher goes first among the callers waiting on this limiter; FIFO within a priority. Any finite
+   * number (negative = after the default). Aging keeps low priorities moving: see the limiter's
+   * `priorityAging`. Between limiters of a `combine` domain, order is unchanged (see README "Priorities").
+   * @default 0
+   * @example
+   * ```ts
+   * await limiter.acquire(1, { priority: 10 }); // ahead of the default-priority callers queued now
+   * ```
+   */
+  priority?: number;
 }
 
 /**
@@ -107,6 +120,19 @@ export interface BaseLimiterOptions {
   maxQueue?: number;
   /** Default `maxWait` for every `acquire`/`schedule` call, in ms. @default Infinity */
   maxWait?: number;
+  // --- priorities (see priority.ts) ---
+  /**
+   * Aging, in ms per priority level: a request at the front of its priority level counts one level
+   * higher for every `priorityAging` ms it waits there, so a steady stream of higher priorities
+   * cannot starve it (under a saturating stream of priority 1, priority 0 still gets a grant every
+   * `priorityAging` ms). `Infinity` = strict priorities (lower ones may wait forever).
+   * @default 1000
+   * @example
+   * ```ts
+   * new SmoothLimiter({ limit: 10, priorityAging: 5000 });
+   * ```
+   */
+  priorityAging?: number;
 }
 
 /** Checks a `clock` option and falls back to {@link systemClock}. @internal */
@@ -174,6 +200,10 @@ export abstract class GatedLimiter implements Limiter {
       ? "start"
       : "grant";
     if (this.#countFrom !== "grant") this.#queue.countFrom = this.#countFrom;
+    // --- priorities ---
+    if (options.priorityAging !== undefined) {
+      this.#queue.aging = nonNegativeOrInfinity("priorityAging", options.priorityAging);
+    }
     const self = this;
     this[INTERNALS] = {
       policies,
@@ -207,6 +237,7 @@ export abstract class GatedLimiter implements Limiter {
     const opts = optionsObject("options", options);
     const signal = optionalSignal("signal", opts.signal);
     const maxWait = opts.maxWait === undefined ? this.#maxWait : nonNegativeOrInfinity("maxWait", opts.maxWait);
+    const priority = opts.priority === undefined ? 0 : checkPriority(opts.priority);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     const gate = this.#root();
     const now = gate.now();
@@ -220,13 +251,13 @@ export abstract class GatedLimiter implements Limiter {
       return task === undefined ? RESOLVED : startTask(task, holdNow ? this.#releaser(permits) : undefined);
     }
     if (maxWait !== Infinity) {
-      const wait = gate.predict(this.#queue, permits, now);
+      const wait = gate.predict(this.#queue, permits, now, priority);
       if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
     }
     if (this.#queue.size >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
     // A held task's permits are stamped at its start, or released at its completion, by the gate
     // (see the queue's `countFrom`).
-    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task);
+    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, priority);
   }
 
   /** Releases permits held until a task completes. */

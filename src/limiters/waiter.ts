@@ -1,12 +1,14 @@
 /**
- * Waiters and the per-limiter FIFO they wait in. A waiter IS the promise its caller awaits (its fields
- * live on the promise object) and a node of its limiter's doubly linked {@link WaitQueue}, so a queued
- * caller costs one object and an abort unlinks in O(1).
+ * Waiters and the per-limiter queue they wait in. A waiter IS the promise its caller awaits (its fields
+ * live on the promise object) and a node of a doubly linked list in its limiter's {@link WaitQueue}
+ * (one list per priority), so a queued caller costs one object and an abort unlinks in O(1).
  *
  * @module
  */
 import type { Gate } from "./gate.ts";
 import type { Policy } from "./policy.ts";
+import { LIMITER_DEFAULTS } from "./defaults.ts";
+import { type Level, ranksBefore } from "./priority.ts";
 import type { ScanQueue } from "./scan.ts";
 
 /** Global arrival order, shared by all gates so that merged domains keep one order. */
@@ -65,11 +67,17 @@ export class TaskWaiter extends Waiter {
   }
 }
 
-/** The FIFO of one limiter object: a doubly linked list, so an abort unlinks in O(1). */
+/**
+ * The queue of one limiter object: FIFO per priority (see `priority.ts`). Priority 0 waiters are a
+ * doubly linked list held here (`head`/`tail`), so an abort unlinks in O(1) and the default path
+ * costs what a plain FIFO does; other priorities get a {@link Level} each, once used.
+ */
 export class WaitQueue implements ScanQueue {
   readonly policies: readonly Policy[];
+  /** The priority-0 waiters, oldest first. */
   head: Waiter | null = null;
   tail: Waiter | null = null;
+  /** Waiters of every priority. */
   size = 0;
   /** The gate this queue is registered with while it has waiters (kept current across merges). */
   gate: Gate | null = null;
@@ -78,38 +86,126 @@ export class WaitQueue implements ScanQueue {
    * Kept here, not per waiter, so a queued task carries no closure.
    */
   countFrom: "start" | "completion" = "start";
+  /** ms of waiting at the front of its level worth one priority level (set by its limiter). */
+  aging: number = LIMITER_DEFAULTS.priorityAging;
+  /** The non-empty levels of non-zero priority; `null` until this queue first sees one. */
+  levels: Level[] | null = null;
+  /** When `head` reached the front of priority 0 (meaningful once `levels` is set). */
+  since = 0;
 
   constructor(policies: readonly Policy[]) {
     this.policies = policies;
   }
 
-  isEmpty(): boolean {
-    return this.head === null;
+  /** The waiter that goes next: the lowest-ranked level front (see `priority.ts`). */
+  front(): Waiter | null {
+    const levels = this.levels;
+    if (levels === null) return this.head;
+    let best = this.head;
+    let since = this.since;
+    let priority = 0;
+    for (let i = 0; i < levels.length; i++) {
+      const level = levels[i]!;
+      const head = level.head!;
+      if (best === null || ranksBefore(level.since, level.priority, head.seq, since, priority, best.seq, this.aging)) {
+        best = head;
+        since = level.since;
+        priority = level.priority;
+      }
+    }
+    return best;
   }
+
+  isEmpty(): boolean {
+    return this.size === 0;
+  }
+  /** The queue's place in the domain's order: its oldest waiter's, whoever of its waiters goes first. */
   headSeq(): number {
-    return this.head!.seq;
+    const levels = this.levels;
+    let seq = this.head === null ? Infinity : this.head.seq;
+    if (levels !== null) for (let i = 0; i < levels.length; i++) seq = Math.min(seq, levels[i]!.head!.seq);
+    return seq;
   }
   headPermits(): number {
-    return this.head!.permits;
+    return this.front()!.permits;
   }
   headHolds(): boolean {
-    return this.head!.hold;
+    return this.front()!.hold;
   }
 
-  push(waiter: Waiter): void {
-    waiter.prev = this.tail;
-    if (this.tail === null) this.head = waiter;
-    else this.tail.next = waiter;
-    this.tail = waiter;
+  /** Appends `waiter` to its priority's FIFO at gate time `now`. */
+  push(waiter: Waiter, priority: number, now: number): void {
     this.size++;
+    if (priority === 0) {
+      waiter.prev = this.tail;
+      if (this.tail === null) {
+        this.head = waiter;
+        this.since = now;
+      } else this.tail.next = waiter;
+      this.tail = waiter;
+      return;
+    }
+    let levels = this.levels;
+    if (levels === null) {
+      // Priority 0's front ages from now on (before, nothing could pass it).
+      this.levels = levels = [];
+      this.since = now;
+    }
+    let level: Level | undefined;
+    for (let i = 0; i < levels.length; i++) if (levels[i]!.priority === priority) level = levels[i];
+    if (level === undefined) levels.push(level = { priority, head: null, tail: null, since: now });
+    waiter.prev = level.tail;
+    if (level.tail === null) level.head = waiter;
+    else level.tail.next = waiter;
+    level.tail = waiter;
   }
 
-  unlink(waiter: Waiter): void {
-    if (waiter.prev === null) this.head = waiter.next;
-    else waiter.prev.next = waiter.next;
-    if (waiter.next === null) this.tail = waiter.prev;
-    else waiter.next.prev = waiter.prev;
+  /** Takes `waiter` out at gate time `now` (the next of its level reaches the front then). */
+  unlink(waiter: Waiter, now: number): void {
+    const prev = waiter.prev;
+    const next = waiter.next;
+    if (prev !== null) prev.next = next;
+    if (next !== null) next.prev = prev;
     waiter.prev = waiter.next = null;
     this.size--;
+    if (prev !== null && next !== null) return;
+    if (this.head === waiter || this.tail === waiter) {
+      if (prev === null) {
+        this.head = next;
+        this.since = now;
+      }
+      if (next === null) this.tail = prev;
+      return;
+    }
+    const levels = this.levels!;
+    for (let i = 0; i < levels.length; i++) {
+      const level = levels[i]!;
+      if (level.head !== waiter && level.tail !== waiter) continue;
+      if (prev === null) {
+        level.head = next;
+        level.since = now;
+      }
+      if (next === null) level.tail = prev;
+      if (level.head === null) {
+        levels[i] = levels[levels.length - 1]!;
+        levels.pop();
+      }
+      return;
+    }
+  }
+
+  /** Every waiter, each level oldest first. */
+  waiters(): Waiter[] {
+    const all: Waiter[] = [];
+    for (let w = this.head; w !== null; w = w.next) all.push(w);
+    for (const level of this.levels ?? []) for (let w = level.head; w !== null; w = w.next) all.push(w);
+    return all;
+  }
+
+  /** Forgets every waiter (they were failed). */
+  clear(): void {
+    this.head = this.tail = null;
+    if (this.levels !== null) this.levels = [];
+    this.size = 0;
   }
 }
