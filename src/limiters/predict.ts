@@ -58,9 +58,8 @@ export class LevelledProbe implements ScanQueue {
     this.policies = policies;
     this.#aging = queue.aging;
     this.now = now;
-    // Priority 0's front ages from the moment the queue first sees another priority: now, if the probe does.
     const levels = this.#levels;
-    levels.push({ priority: 0, cursor: queue.head, probe: 0, since: queue.levels === null ? now : queue.since });
+    levels.push({ priority: 0, cursor: queue.head, probe: 0, since: queue.since });
     for (const level of queue.levels ?? []) levels.push({ priority: level.priority, cursor: level.head, probe: 0, since: level.since });
     if (probe > 0) {
       let level = levels.find((l) => l.priority === priority);

@@ -6,7 +6,7 @@
  *
  * Which level goes next — aging, so that no priority starves: each level's front waiter has a
  * *rank*, `since − priority × aging`, where `since` is the time it reached the front of its level
- * (or, for priority 0, the time the queue first saw another priority, if later) and `aging` the
+ * (it arrived to an empty level, or the one before it left) and `aging` the
  * limiter's `priorityAging` (ms per level). The lowest rank goes first; a tie goes to the older
  * waiter. A rank is fixed once a waiter is at the front, so the order is exact in virtual time and
  * predictions can replay it. In words: a waiter at the front of its level is passed only by higher

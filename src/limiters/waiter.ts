@@ -90,7 +90,7 @@ export class WaitQueue implements ScanQueue {
   aging: number = LIMITER_DEFAULTS.priorityAging;
   /** The non-empty levels of non-zero priority; `null` until this queue first sees one. */
   levels: Level[] | null = null;
-  /** When `head` reached the front of priority 0 (meaningful once `levels` is set). */
+  /** When `head` reached the front of priority 0 (kept on the default path too: one store per change). */
   since = 0;
 
   constructor(policies: readonly Policy[]) {
@@ -146,11 +146,7 @@ export class WaitQueue implements ScanQueue {
       return;
     }
     let levels = this.levels;
-    if (levels === null) {
-      // Priority 0's front ages from now on (before, nothing could pass it).
-      this.levels = levels = [];
-      this.since = now;
-    }
+    if (levels === null) this.levels = levels = [];
     let level: Level | undefined;
     for (let i = 0; i < levels.length; i++) if (levels[i]!.priority === priority) level = levels[i];
     if (level === undefined) levels.push(level = { priority, head: null, tail: null, since: now });
