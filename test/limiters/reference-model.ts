@@ -105,7 +105,7 @@ export function simulate(
     for (const i of order) {
       const r = requests[i]!;
       const o = outcomes[i]!;
-      if (r.queue !== q || r.arrival > t || o.grantedAt !== undefined || o.aborted) continue;
+      if (r.queue !== q || !visible(i, t) || o.grantedAt !== undefined || o.aborted) continue;
       if (!heads.has(prio(i))) heads.set(prio(i), i);
     }
     const sinceOf = (i: number): number => {
@@ -136,8 +136,14 @@ export function simulate(
     return best;
   };
   let t = 0;
-  while (t <= horizon) {
-    // Grants due at t go before arrivals at t are considered (they are the same pass here anyway).
+  /**
+   * Requests that have arrived by the pass: those before t, and those at t up to `limit` (in arrival
+   * order). Grants due at t go before the arrivals at t, which come one by one, each with its pass —
+   * as a newcomer at t is considered after the waiters already due (with priorities, the order shows).
+   */
+  let limit = Infinity;
+  const visible = (i: number, t: number) => requests[i]!.arrival < t || (requests[i]!.arrival === t && position.get(i)! < limit);
+  const pass = (): void => {
     for (;;) {
       let grantedAny = false;
       const reservations: Array<{ policies: number[]; permits: number; by: number }> = [];
@@ -145,7 +151,7 @@ export function simulate(
       for (const oldest of order) {
         const q = requests[oldest]!;
         const qo = outcomes[oldest]!;
-        if (q.arrival > t || qo.grantedAt !== undefined || qo.aborted) continue;
+        if (!visible(oldest, t) || qo.grantedAt !== undefined || qo.aborted) continue;
         // FIFO within a limiter (and priority): a request behind another on the same limiter waits for
         // it. The limiter's place in the pass is its oldest pending request's; its front goes there.
         if (queueBusy.has(q.queue)) continue;
@@ -176,6 +182,16 @@ export function simulate(
       }
       if (!grantedAny) break;
     }
+  };
+  while (t <= horizon) {
+    const arriving = order.filter((i) => requests[i]!.arrival === t);
+    limit = arriving.length === 0 ? Infinity : position.get(arriving[0]!)!;
+    pass();
+    for (const i of arriving) {
+      limit = position.get(i)! + 1;
+      pass();
+    }
+    limit = Infinity;
     // Next event: an arrival, an abort, or a policy change.
     const candidates: number[] = [];
     for (const [i, r] of requests.entries()) {

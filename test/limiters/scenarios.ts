@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { expect } from "vitest";
 import {
-  combine,
+  CombinedLimiter,
   FixedWindowLimiter,
   type GatedLimiter,
   ManualClock,
@@ -110,22 +110,27 @@ export function overtaken(s: Scenario, outcomes: Outcome[]): boolean {
   });
 }
 
-export function makeLimiter(spec: PolicySpec, clock: ManualClock): GatedLimiter {
+export function makeLimiter(spec: PolicySpec, clock: ManualClock, priorityAging?: number): GatedLimiter {
   switch (spec.kind) {
     case "window":
-      return new WindowLimiter({ limit: spec.limit, interval: spec.interval, clock });
+      return new WindowLimiter({ limit: spec.limit, interval: spec.interval, clock, priorityAging });
     case "smooth":
-      return new SmoothLimiter({ limit: spec.limit, interval: spec.interval, burst: spec.burst, clock });
+      return new SmoothLimiter({ limit: spec.limit, interval: spec.interval, burst: spec.burst, clock, priorityAging });
     case "fixed":
-      return new FixedWindowLimiter({ limit: spec.limit, interval: spec.interval, clock });
+      return new FixedWindowLimiter({ limit: spec.limit, interval: spec.interval, clock, priorityAging });
   }
 }
 
+/** The limiter objects of a scenario (a member itself, or a combination), with `priorityAging`. */
+export function makeQueues(s: Scenario, clock: ManualClock, priorityAging?: number): GatedLimiter[] {
+  const ps = s.policies.map((spec) => makeLimiter(spec, clock, priorityAging));
+  return s.queues.map((q) => (q.length === 1 ? ps[q[0]!]! : new CombinedLimiter(q.map((p) => ps[p]!), { priorityAging })));
+}
+
 /** Runs a scenario on the real limiters in virtual time; returns each request's outcome. */
-export async function runReal(s: Scenario): Promise<Outcome[]> {
+export async function runReal(s: Scenario, priorityAging?: number): Promise<Outcome[]> {
   const clock = new ManualClock();
-  const policyLimiters = s.policies.map((spec) => makeLimiter(spec, clock));
-  const queueLimiters = s.queues.map((ps) => (ps.length === 1 ? policyLimiters[ps[0]!]! : combine(...ps.map((p) => policyLimiters[p]!))));
+  const queueLimiters = makeQueues(s, clock, priorityAging);
   const outcomes: Outcome[] = s.requests.map(() => ({}));
   const order = s.requests.map((_, i) => i).sort((a, b) => s.requests[a]!.arrival - s.requests[b]!.arrival || a - b);
   const settled: Promise<void>[] = [];
@@ -135,7 +140,7 @@ export async function runReal(s: Scenario): Promise<Outcome[]> {
     const controller = new AbortController();
     if (r.abortAt !== undefined) clock.setTimeout(() => controller.abort(), r.abortAt - r.arrival);
     settled.push(
-      queueLimiters[r.queue]!.acquire(r.permits, { signal: controller.signal }).then(
+      queueLimiters[r.queue]!.acquire(r.permits, { signal: controller.signal, priority: r.priority }).then(
         () => void (outcomes[i]!.grantedAt = clock.now()),
         () => void (outcomes[i]!.aborted = true),
       ),

@@ -1,0 +1,26 @@
+import { test } from "vitest";
+import { ManualClock, WindowLimiter, FixedWindowLimiter, combine } from "../../src/index.ts";
+test("dbg", async () => {
+  const clock = new ManualClock();
+  const w0 = new WindowLimiter({ limit: 3, interval: 250, clock });
+  const f3 = new FixedWindowLimiter({ limit: 3, interval: 100, clock });
+  const w2 = new WindowLimiter({ limit: 2, interval: 1000, clock });
+  const q0 = combine(w0, w2); const q1 = combine(w0, f3);
+  const log = (n: string) => () => console.log(n, clock.now());
+  void q0.acquire(2).then(log("idx0"));
+  void q1.acquire(1).then(log("idx1"));
+  void q1.acquire(1).then(log("idx3"));
+  await clock.advanceTo(100);
+  void q1.acquire(1).then(log("idx2"));
+  void q1.acquire(1).then(log("idx4"));
+  await clock.advanceTo(200);
+  void q1.acquire(1).then(log("idx5"));
+  await clock.advanceTo(300);
+  void q1.acquire(1).then(log("idx6"));
+  await clock.advanceTo(400);
+  void q1.acquire(1, {priority: -1}).then(log("idx7"));
+  await clock.advanceTo(500);
+  console.log("arrive idx8");
+  void q1.acquire(1).then(log("idx8"));
+  await clock.advanceTo(1000);
+});
