@@ -49,9 +49,10 @@ describe("priorities against the reference model", () => {
         reach.hit("a lower priority aged past a higher one", agedPast(s, real));
         reach.hit("…within a combine domain", s.queues.length > 1 && passedOnItsLimiter(s, real));
       }),
-      { numRuns: 300 },
+      { numRuns: 400 },
     );
-    reach.atLeast({ "passed an earlier request on its limiter": 60, "a lower priority aged past a higher one": 10, "…within a combine domain": 30 });
+    // Measured over 400 runs: about 64, 53 and 41 (thresholds 5 deviations below).
+    reach.atLeast({ "passed an earlier request on its limiter": 25, "a lower priority aged past a higher one": 15, "…within a combine domain": 8 });
   });
 
   test("predictions are exact with priorities: maxWait's retryAfter is the real grant time", async () => {
@@ -87,7 +88,7 @@ describe("priorities against the reference model", () => {
           );
           if (hint === undefined) return; // granted now
           reach.hit("predicted");
-          if (reach.hit("ahead of waiters on its limiter", (p ?? 0) > 0 && target.queued > 0)) {}
+          reach.hit("ahead of waiters on its limiter", (p ?? 0) > 0 && target.queued > 0);
           let grantedAt: number | undefined;
           void target.acquire(permits, { maxWait: hint, priority: p }).then(() => void (grantedAt = clock.now()));
           await clock.advanceTo(HORIZON);
@@ -96,7 +97,8 @@ describe("priorities against the reference model", () => {
       ),
       { numRuns: 400 },
     );
-    reach.atLeast({ predicted: 100, "ahead of waiters on its limiter": 20 });
+    // Measured: about 335 and 95 of 400.
+    reach.atLeast({ predicted: 240, "ahead of waiters on its limiter": 45 });
   });
 });
 
