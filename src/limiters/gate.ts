@@ -47,6 +47,7 @@ import { simulate, TailCache } from "./predict.ts";
 import { conflictsUntil, newEpoch, reserve, type Reservations, scanQueues } from "./scan.ts";
 import { RESOLVED, settleInOrder, stamped, startTask } from "./settle.ts";
 import { abortReason, unwatch, watch } from "./signals.ts";
+import { abortedAt, grantedInScan } from "./stats.ts";
 import { type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
 
 export { abortReason, RESOLVED, startTask, type Task, Waiter, WaitQueue };
@@ -206,6 +207,7 @@ export class Gate {
     const front = queue.size === 0;
     if (front) this.#activate(queue);
     queue.push(waiter, priority, now);
+    if (queue.arrivals !== null) queue.arrivals.set(waiter, now);
     if (signal !== undefined) watch(signal, waiter);
     if (!front) {
       // Its priority put it first on its limiter: the waiter it passed no longer reserves; recompute.
@@ -293,6 +295,7 @@ export class Gate {
         const waiter = queue.front()!;
         queue.unlink(waiter, now);
         if (queue.size === 0) this.#deactivate(queue);
+        grantedInScan(queue, waiter, now);
         // Granted: its signal can no longer take it back (a task run in this drain may abort it).
         if (waiter.signal !== undefined) unwatch(waiter);
         (granted ??= []).push(waiter);
@@ -357,8 +360,11 @@ export class Gate {
     this.active.delete(queue);
   }
 
-  /** Takes a waiter out of its queue (it was aborted); the caller rescans. */
-  detach(waiter: Waiter): void {
+  /**
+   * Takes a waiter out of its queue (it was aborted); the caller rescans, then runs the returned
+   * announcement (an `abort` event), if any, once the domain is consistent again.
+   */
+  detach(waiter: Waiter): (() => void) | undefined {
     const queue = waiter.queue;
     let now: number;
     try {
@@ -368,6 +374,7 @@ export class Gate {
     }
     queue.unlink(waiter, now);
     if (queue.size === 0) this.#deactivate(queue);
+    return abortedAt(queue, waiter, now);
   }
 
   #arm(wake: number, now: number): void {

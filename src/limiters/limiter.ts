@@ -20,6 +20,9 @@ import {
 import { abortReason, Gate, RESOLVED, startTask, type Task, WaitQueue } from "./gate.ts";
 import type { Policy } from "./policy.ts";
 import { checkPriority } from "./priority.ts";
+import type { LimiterEvents } from "./events.ts";
+import { LIMITER_DEFAULTS } from "./defaults.ts";
+import { eventsOf, grantedAtOnce, type LimiterStats, notePause, refused, snapshot } from "./stats.ts";
 
 /**
  * Options for one {@link Limiter.acquire} call.
@@ -200,6 +203,11 @@ export abstract class GatedLimiter implements Limiter {
       ? "start"
       : "grant";
     if (this.#countFrom !== "grant") this.#queue.countFrom = this.#countFrom;
+    // --- stats: the limit of a single-policy limiter (live changes report through `noteRate`) ---
+    const { limit, interval } = options as { limit?: unknown; interval?: unknown };
+    if (policies.length === 1 && typeof limit === "number") {
+      this.#queue.rate = { limit, interval: typeof interval === "number" ? interval : LIMITER_DEFAULTS.interval };
+    }
     // --- priorities ---
     if (options.priorityAging !== undefined) {
       this.#queue.aging = nonNegativeOrInfinity("priorityAging", options.priorityAging);
@@ -248,13 +256,20 @@ export abstract class GatedLimiter implements Limiter {
     // Granted at once, a task starts now: only completion needs its permits held.
     const holdNow = countFrom === "completion";
     if (gate.tryTakeNow(this.#queue, permits, now, holdNow)) {
-      return task === undefined ? RESOLVED : startTask(task, holdNow ? this.#releaser(permits) : undefined);
+      grantedAtOnce(this.#queue, permits);
+      return task === undefined ? RESOLVED : startTask(task, holdNow ? this.#releaser(permits) : undefined, this.#queue);
     }
     if (maxWait !== Infinity) {
       const wait = gate.predict(this.#queue, permits, now, priority);
-      if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
+      if (wait > maxWait) {
+        refused(this.#queue, permits, "maxWait", wait);
+        return Promise.reject(new MaxWaitExceededError(wait, maxWait));
+      }
     }
-    if (this.#queue.size >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
+    if (this.#queue.size >= this.#maxQueue) {
+      refused(this.#queue, permits, "maxQueue");
+      return Promise.reject(new QueueFullError(this.#maxQueue));
+    }
     // A held task's permits are stamped at its start, or released at its completion, by the gate
     // (see the queue's `countFrom`).
     return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, priority);
@@ -272,7 +287,10 @@ export abstract class GatedLimiter implements Limiter {
     const gate = this.#root();
     const now = gate.now();
     gate.serveOverdue(now);
-    if (gate.tryTakeNow(this.#queue, permits, now, false)) return 0;
+    if (gate.tryTakeNow(this.#queue, permits, now, false)) {
+      grantedAtOnce(this.#queue, permits);
+      return 0;
+    }
     return gate.predict(this.#queue, permits, now);
   }
 
@@ -285,11 +303,56 @@ export abstract class GatedLimiter implements Limiter {
     return this.#acquire(permits, options, task) as Promise<T>;
   }
 
-  /** Grants nothing for `ms` (see {@link Limiter.pause}). */
-  pause(ms: number): void {
+  /**
+   * Grants nothing for `ms` (see {@link Limiter.pause}); `reason` goes to the `pause` event.
+   * @example
+   * ```ts
+   * limiter.pause(5000, "429");
+   * ```
+   */
+  pause(ms: number, reason?: string): void {
     nonNegativeFinite("ms", ms);
+    if (reason !== undefined && typeof reason !== "string") {
+      throw new TypeError(`\`reason\` must be a string, got ${describeValue(reason)}`);
+    }
     if (ms === 0) return;
-    this.#root().pause(this[INTERNALS].policies, ms);
+    const gate = this.#root();
+    const policies = this[INTERNALS].policies;
+    gate.pause(policies, ms);
+    // --- stats and events ---
+    const until = gate.now() + ms;
+    notePause(policies, until);
+    const events = this.#queue.events;
+    if (events !== null && events.listens("pause")) {
+      events.emit("pause", reason === undefined ? { ms, until } : { ms, until, reason });
+    }
+  }
+
+  // --- stats and events (see stats.ts, events.ts) ---
+
+  /**
+   * A snapshot of this limiter's counters: callers queued, tasks in flight, grants, refusals and
+   * aborts since creation, the pause in force, the current limit. Counts the requests made on this
+   * limiter object (a combination counts its own, not its members').
+   * @example
+   * ```ts
+   * const { queued, granted, refused } = limiter.stats();
+   * ```
+   */
+  stats(): LimiterStats {
+    return snapshot(this.#queue, this.#root().now());
+  }
+
+  /**
+   * Events of this limiter (`grant`, `refuse`, `abort`, `pause`, `ratechange`), as `CustomEvent`s
+   * whose `detail` says what happened; nothing is made while a type has no listener.
+   * @example
+   * ```ts
+   * limiter.events.addEventListener("refuse", (e) => console.warn((e as CustomEvent).detail.reason));
+   * ```
+   */
+  get events(): LimiterEvents {
+    return eventsOf(this.#queue, () => this.#root().now());
   }
 
   /**

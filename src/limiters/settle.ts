@@ -5,22 +5,34 @@
  * @module
  */
 import type { Gate } from "./gate.ts";
-import { type Task, TaskWaiter, type Waiter } from "./waiter.ts";
+import { announceGrant } from "./stats.ts";
+import { type Task, TaskWaiter, type Waiter, type WaitQueue } from "./waiter.ts";
 
 /**
  * Runs a task now: its result, or its synchronous throw as a rejection, becomes the returned
  * promise; `onDone` runs once the result settles.
  */
-function runTask(task: Task, onDone: (() => void) | undefined): Promise<unknown> {
+function runTask(task: Task, onDone: (() => void) | undefined, queue: WaitQueue): Promise<unknown> {
+  // In flight from its grant (now) to its settling: see `stats().inFlight`.
+  queue.inFlight++;
   let result: unknown;
   try {
     result = task();
   } catch (error) {
+    queue.inFlight--;
     onDone?.();
     return Promise.reject(error);
   }
   const promise = Promise.resolve(result);
-  if (onDone !== undefined) promise.then(onDone, onDone);
+  const done = queue.taskDone ??= () => void queue.inFlight--;
+  if (onDone === undefined) promise.then(done, done);
+  else {
+    const both = (): void => {
+      done();
+      onDone();
+    };
+    promise.then(both, both);
+  }
   return promise;
 }
 
@@ -68,10 +80,10 @@ export const stamped = new Set<Gate>();
  * Starts a task granted at once. Outside a grant pass it runs synchronously, at its grant; inside one
  * (a task scheduling another), it runs after the tasks granted before it.
  */
-export function startTask(task: Task, onDone: (() => void) | undefined): Promise<unknown> {
-  if (!draining) return runTask(task, onDone);
+export function startTask(task: Task, onDone: (() => void) | undefined, queue: WaitQueue): Promise<unknown> {
+  if (!draining) return runTask(task, onDone, queue);
   return new Promise((resolve) => {
-    settling.push(() => resolve(runTask(task, onDone)));
+    settling.push(() => resolve(runTask(task, onDone, queue)));
   });
 }
 
@@ -85,9 +97,12 @@ function settle(waiter: Waiter, granter: Gate): void {
       if (queue.countFrom === "start") gate.stampStart(queue.policies, waiter.permits);
       else onDone = () => gate.root().release(queue.policies, waiter.permits);
     }
-    waiter.resolve(runTask(waiter.task, onDone) as PromiseLike<void>);
+    announceGrant(waiter);
+    waiter.resolve(runTask(waiter.task, onDone, waiter.queue) as PromiseLike<void>);
+  } else {
+    announceGrant(waiter);
+    waiter.resolve();
   }
-  else waiter.resolve();
 }
 
 export const RESOLVED: Promise<void> = Promise.resolve();

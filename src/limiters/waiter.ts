@@ -8,8 +8,10 @@
 import type { Gate } from "./gate.ts";
 import type { Policy } from "./policy.ts";
 import { LIMITER_DEFAULTS } from "./defaults.ts";
+import type { LimiterEvents } from "./events.ts";
 import { type Level, ranksBefore } from "./priority.ts";
 import type { ScanQueue } from "./scan.ts";
+import type { Rate } from "./stats.ts";
 
 /** Global arrival order, shared by all gates so that merged domains keep one order. */
 let nextSeq = 0;
@@ -92,6 +94,20 @@ export class WaitQueue implements ScanQueue {
   levels: Level[] | null = null;
   /** When `head` reached the front of priority 0 (kept on the default path too: one store per change). */
   since = 0;
+
+  // --- stats and events (see stats.ts): plain counters, kept here so a limiter needs no extra object ---
+  granted = 0;
+  refused = 0;
+  aborted = 0;
+  inFlight = 0;
+  /** The limit shown by `stats().rate`, for a limiter with one. */
+  rate: Rate | undefined = undefined;
+  /** `limiter.events`, made on first use. */
+  events: LimiterEvents | null = null;
+  /** While a grant or abort listener exists: arrival time of each waiter (its wait, once granted). */
+  arrivals: Map<Waiter, number> | null = null;
+  /** Ends a scheduled task's time in flight (one per queue, so a task carries no closure for it). */
+  taskDone: (() => void) | undefined = undefined;
 
   constructor(policies: readonly Policy[]) {
     this.policies = policies;
