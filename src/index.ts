@@ -34,6 +34,8 @@ export { FixedWindowLimiter, type FixedWindowLimiterOptions } from "./limiters/f
 export { SlidingCounterLimiter, type SlidingCounterLimiterOptions } from "./limiters/sliding-counter.ts";
 export { combine, CombinedLimiter, type CombinedLimiterOptions } from "./limiters/combine.ts";
 export { KeyedLimiter, type KeyedLimiterOptions } from "./limiters/keyed.ts";
+export { type LimiterEventType, LimiterEvents } from "./limiters/events.ts";
+export type { LimiterStats, Rate } from "./limiters/stats.ts";
 export { DEFAULTS } from "./defaults.ts";
 export {
   createThrottledFetch,

@@ -105,6 +105,11 @@ export interface Limiter {
    * says so, and never when it is missing. Built-in limiters implement it.
    */
   isIdle?(): boolean;
+  // --- stats and events (see stats.ts): optional for a custom limiter; built-in limiters have them ---
+  /** A snapshot of the limiter's counters (see {@link LimiterStats}). */
+  stats?(): LimiterStats;
+  /** `grant`, `refuse`, `abort`, `pause` and `ratechange` events (see README "Stats and events"). */
+  readonly events?: EventTarget;
 }
 
 /**
