@@ -9,7 +9,14 @@
  * @module
  */
 
-/** The event types a limiter dispatches (see README "Stats and events"). */
+/**
+ * The event types a limiter dispatches (see README "Stats and events").
+ *
+ * @example
+ * ```ts
+ * const type: LimiterEventType = "grant";
+ * ```
+ */
 export type LimiterEventType = "grant" | "refuse" | "abort" | "pause" | "ratechange";
 
 type Listener = EventListenerOrEventListenerObject;

@@ -46,6 +46,11 @@ interface ProbeLevel {
  * A queue with priorities seen by a prediction: each level walks its real waiters without copying
  * (the probe at the end of its own level), and the front is chosen by rank as the real queue does
  * (see `priority.ts`), with each level's `since` moved to the simulated grant time.
+ *
+ * @example
+ * ```ts
+ * const probe = new LevelledProbe(copies, queue, 1, 5, now); // 1 permit at priority 5, asked now
+ * ```
  */
 export class LevelledProbe implements ScanQueue {
   readonly policies: readonly Policy[];

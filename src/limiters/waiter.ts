@@ -90,7 +90,7 @@ export class WaitQueue implements ScanQueue {
   countFrom: "start" | "completion" = "start";
   /** ms of waiting at the front of its level worth one priority level (set by its limiter). */
   aging: number = LIMITER_DEFAULTS.priorityAging;
-  /** The non-empty levels of non-zero priority; `null` until this queue first sees one. */
+  /** The non-empty levels of non-zero priority; `null` while there are none (the plain FIFO path). */
   levels: Level[] | null = null;
   /** When `head` reached the front of priority 0 (kept on the default path too: one store per change). */
   since = 0;
@@ -201,6 +201,7 @@ export class WaitQueue implements ScanQueue {
       if (level.head === null) {
         levels[i] = levels[levels.length - 1]!;
         levels.pop();
+        if (levels.length === 0) this.levels = null; // back to the plain FIFO path (and its fast predictions)
       }
       return;
     }
@@ -217,7 +218,7 @@ export class WaitQueue implements ScanQueue {
   /** Forgets every waiter (they were failed). */
   clear(): void {
     this.head = this.tail = null;
-    if (this.levels !== null) this.levels = [];
+    this.levels = null;
     this.size = 0;
   }
 }
