@@ -270,11 +270,12 @@ export class Gate {
     stamped.add(this);
   }
 
-  /** Grants nothing on `policies` for `ms`; queued waiters keep their places. */
-  pause(policies: readonly Policy[], ms: number): void {
+  /** Grants nothing on `policies` for `ms`; queued waiters keep their places. Returns the end time. */
+  pause(policies: readonly Policy[], ms: number): number {
     const now = this.now();
     for (let i = 0; i < policies.length; i++) policies[i]!.pause(now + ms);
     this.scan(now);
+    return now + ms;
   }
 
   /** Runs the grant rule now and re-arms the timer for the next change. */

@@ -321,11 +321,9 @@ export abstract class GatedLimiter implements Limiter {
       throw new TypeError(`\`reason\` must be a string, got ${describeValue(reason)}`);
     }
     if (ms === 0) return;
-    const gate = this.#root();
     const policies = this[INTERNALS].policies;
-    gate.pause(policies, ms);
+    const until = this.#root().pause(policies, ms);
     // --- stats and events ---
-    const until = gate.now() + ms;
     notePause(policies, until);
     const events = this.#queue.events;
     if (events !== null && events.listens("pause")) {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { combine, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
 import { Reach } from "../reach.ts";
 import { type Outcome, type RequestSpec, simulate } from "./reference-model.ts";
 import { HORIZON, makeQueues, maxPermits, runReal, type Scenario, scenario } from "./scenarios.ts";
@@ -139,6 +139,21 @@ describe("starvation policy", () => {
     }
     await clock.advanceTo(600);
     expect(order).toEqual(["b", "d", "f", "a", "c", "e"]);
+  });
+
+  test("priority does not reorder limiters of a combine domain: a limiter keeps its oldest waiter's place", async () => {
+    const clock = new ManualClock();
+    const overall = new WindowLimiter({ limit: 1, interval: 100, clock });
+    const a = combine(overall, new WindowLimiter({ limit: 5, interval: 100, clock }));
+    const b = combine(overall, new WindowLimiter({ limit: 5, interval: 100, clock }));
+    const order: string[] = [];
+    await overall.acquire();
+    void a.acquire().then(() => order.push("a0"));
+    void b.acquire(1, { priority: 10 }).then(() => order.push("b10"));
+    void a.acquire(1, { priority: 10 }).then(() => order.push("a10")); // passes a0, in a0's place
+    await clock.advanceTo(300);
+    // a10 goes in a0's place (before b10, which came later), then a0, still older than b10.
+    expect(order).toEqual(["a10", "a0", "b10"]);
   });
 
   test("`priority` and `priorityAging` are validated, naming the option and the value", () => {
