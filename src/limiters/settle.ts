@@ -24,8 +24,15 @@ function runTask(task: Task, onDone: (() => void) | undefined, queue: WaitQueue)
     return Promise.reject(error);
   }
   const promise = Promise.resolve(result);
-  const done = queue.taskDone ??= () => void queue.inFlight--;
-  if (onDone === undefined) promise.then(done, done);
+  // A synchronous result has settled already: no reaction to wait for (the common fast path).
+  const thenable = result instanceof Promise ||
+    (result !== null && (typeof result === "object" || typeof result === "function") &&
+      typeof (result as { then?: unknown }).then === "function");
+  if (!thenable) queue.inFlight--;
+  const done = thenable ? (queue.taskDone ??= () => void queue.inFlight--) : undefined;
+  if (onDone === undefined) {
+    if (done !== undefined) promise.then(done, done);
+  } else if (done === undefined) promise.then(onDone, onDone);
   else {
     const both = (): void => {
       done();
