@@ -35,7 +35,8 @@
  * free up, and one pass in arrival order decides the instant.
  *
  * Invariants: waiters take nothing until granted (a reservation is a rule for others, not a take), so an abort leaves the domain
- * exactly as if the waiter had never asked; the timer is armed only while waiters exist, so an idle
+ * exactly as if the waiter had never asked (with one exception, for priorities: the waiter behind an
+ * aborted front of its priority level starts aging at the abort, see `priority.ts`); the timer is armed only while waiters exist, so an idle
  * limiter keeps no process alive; delays are capped at {@link MAX_TIMER_DELAY} and re-checked.
  *
  * @module

@@ -15,6 +15,13 @@
  * requests, priority 0 still gets one grant per `aging` ms. With `aging = Infinity` priorities are
  * strict (the highest non-empty level always goes first; lower ones can starve).
  *
+ * The one thing an abort changes: the waiter behind an aborted front of its level reaches the front
+ * at the abort, so its aging starts then (knowing when it would have started without the aborted
+ * waiter takes its arrival time, a field every waiter would pay for). Capacity is untouched, and
+ * without priorities in play (`levels === null`) `since` is never read, so FIFO is exactly as before.
+ * Inheriting the aborted waiter's `since` instead would let a caller that queues and aborts at a
+ * high priority keep the level's rank old and jump later requests ahead of long-waiting ones.
+ *
  * Ranks cost nothing per waiter: `since` is kept per level (one number), and a level's waiters need
  * no priority field since the level knows it. Between limiters of a domain (`combine`), a queue keeps
  * the place of its OLDEST waiter in the domain's arrival order, whichever of its waiters goes first:
