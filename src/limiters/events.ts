@@ -41,7 +41,7 @@ const ONCE_BUBBLE = 8;
 export class LimiterEvents extends EventTarget {
   /** Per type, the registered listeners with bits for (capture, bubble) × (plain, once). */
   readonly #registered = new Map<string, Map<Listener, number>>();
-  /** Told when a type gains its first listener or loses its last (a KeyedLimiter subscribes then). */
+  /** @internal Told when a type gains its first listener or loses its last (a KeyedLimiter subscribes then). */
   onListening: ((type: string, listening: boolean) => void) | undefined = undefined;
 
   /** True while `type` has a listener: only then is an event worth making. */
@@ -49,7 +49,7 @@ export class LimiterEvents extends EventTarget {
     return this.#registered.has(type);
   }
 
-  /** Dispatches a `CustomEvent` of `type` with `detail`, if anyone listens (no allocation otherwise). */
+  /** @internal Dispatches a `CustomEvent` of `type` with `detail`, if anyone listens (the limiter's own use). */
   emit(type: LimiterEventType, detail: object): void {
     if (this.#registered.has(type)) this.dispatchEvent(new CustomEvent(type, { detail }));
   }

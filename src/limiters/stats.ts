@@ -123,7 +123,7 @@ export function eventsOf(queue: WaitQueue, now: () => number): LimiterEvents {
  */
 export function grantedAtOnce(queue: WaitQueue, permits: number): void {
   queue.granted++;
-  if (queue.events !== null) queue.events.emit("grant", { permits, waited: 0 });
+  if (queue.events !== null && queue.events.listens("grant")) queue.events.emit("grant", { permits, waited: 0 });
 }
 
 /**
@@ -157,7 +157,7 @@ export function announceGrant(waiter: Waiter): void {
   if (arrivals === null) return;
   const waited = arrivals.get(waiter);
   arrivals.delete(waiter);
-  if (waited !== undefined) queue.events!.emit("grant", { permits: waiter.permits, waited });
+  if (waited !== undefined && queue.events!.listens("grant")) queue.events!.emit("grant", { permits: waiter.permits, waited });
 }
 
 /**

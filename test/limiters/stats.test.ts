@@ -103,6 +103,11 @@ describe("events cost nothing while nobody listens", () => {
       events.removeEventListener("grant", listener);
       void limiter.acquire();
       await clock.runAll();
+      // A listener of another type: grants still make no event.
+      events.addEventListener("abort", listener);
+      for (let k = 0; k < 3; k++) void limiter.acquire();
+      await clock.runAll();
+      events.removeEventListener("abort", listener);
       expect(dispatch).not.toHaveBeenCalled();
       expect(custom).not.toHaveBeenCalled();
     } finally {
