@@ -211,7 +211,8 @@ export abstract class GatedLimiter implements Limiter {
     // --- stats: the limit of a single-policy limiter (live changes report through `noteRate`) ---
     const { limit, interval } = options as { limit?: unknown; interval?: unknown };
     if (policies.length === 1 && typeof limit === "number") {
-      this.#queue.rate = { limit, interval: typeof interval === "number" ? interval : LIMITER_DEFAULTS.interval };
+      this.#queue.rateLimit = limit;
+      this.#queue.rateInterval = typeof interval === "number" ? interval : LIMITER_DEFAULTS.interval;
     }
     // --- priorities ---
     if (options.priorityAging !== undefined) {

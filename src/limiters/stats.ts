@@ -86,7 +86,7 @@ export function snapshot(queue: WaitQueue, now: number): LimiterStats {
     aborted: queue.aborted,
     pausedUntil: until > now ? until : undefined,
   };
-  return queue.rate === undefined ? stats : { ...stats, rate: queue.rate };
+  return queue.rateLimit === undefined ? stats : { ...stats, rate: { limit: queue.rateLimit, interval: queue.rateInterval } };
 }
 
 /**
@@ -217,9 +217,11 @@ export function addInFlight(queue: WaitQueue, delta: number): void {
  * ```
  */
 export function noteRate(queue: WaitQueue, rate: Rate, reason: string): void {
-  const previous = queue.rate;
-  queue.rate = { limit: rate.limit, interval: rate.interval };
+  const previous = queue.rateLimit === undefined ? undefined : { limit: queue.rateLimit, interval: queue.rateInterval };
+  queue.rateLimit = rate.limit;
+  queue.rateInterval = rate.interval;
   if (queue.events !== null && queue.events.listens("ratechange")) {
-    queue.events.emit("ratechange", previous === undefined ? { ...queue.rate, reason } : { ...queue.rate, previous, reason });
+    const { limit, interval } = rate;
+    queue.events.emit("ratechange", previous === undefined ? { limit, interval, reason } : { limit, interval, previous, reason });
   }
 }

@@ -11,7 +11,6 @@ import { LIMITER_DEFAULTS } from "./defaults.ts";
 import type { LimiterEvents } from "./events.ts";
 import { type Level, ranksBefore } from "./priority.ts";
 import type { ScanQueue } from "./scan.ts";
-import type { Rate } from "./stats.ts";
 
 /** Global arrival order, shared by all gates so that merged domains keep one order. */
 let nextSeq = 0;
@@ -100,8 +99,9 @@ export class WaitQueue implements ScanQueue {
   refused = 0;
   aborted = 0;
   inFlight = 0;
-  /** The limit shown by `stats().rate`, for a limiter with one. */
-  rate: Rate | undefined = undefined;
+  /** The limit shown by `stats().rate`, for a limiter with one (two numbers: no object per limiter). */
+  rateLimit: number | undefined = undefined;
+  rateInterval = 0;
   /** `limiter.events`, made on first use. */
   events: LimiterEvents | null = null;
   /** While a grant or abort listener exists: arrival time of each waiter (its wait, once granted). */
