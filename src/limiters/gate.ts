@@ -130,6 +130,7 @@ export class Gate {
     for (const queue of this.active) {
       failed.push(...queue.waiters());
       queue.clear();
+      queue.arrivals?.clear(); // failed, not granted nor aborted: nobody will ask how long they waited
       queue.gate = null;
     }
     this.active.clear();

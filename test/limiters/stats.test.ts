@@ -148,6 +148,21 @@ describe("events cost nothing while nobody listens", () => {
     expect(queue.arrivals).toBeNull();
   });
 
+  test("a clock failing while callers wait (they are rejected with its error) leaves no arrival behind", async () => {
+    const base = new ManualClock();
+    let bad = false;
+    const clock = { now: () => (bad ? NaN : base.now()), setTimeout: base.setTimeout.bind(base), clearTimeout: base.clearTimeout.bind(base) };
+    const limiter = new WindowLimiter({ limit: 1, interval: 1000, clock });
+    limiter.events.addEventListener("grant", () => {});
+    await limiter.acquire();
+    const waiting = [limiter.acquire(), limiter.acquire()].map((p) => p.catch((e: unknown) => e));
+    expect(limiter[INTERNALS].queue.arrivals?.size).toBe(2);
+    bad = true;
+    await base.advance(1000);
+    for (const e of await Promise.all(waiting)) expect(e).toBeInstanceOf(TypeError);
+    expect(limiter[INTERNALS].queue.arrivals?.size).toBe(0);
+  });
+
   test("a waiter queued before the first listener counts its wait from the listener's arrival", async () => {
     const clock = new ManualClock();
     const limiter = new WindowLimiter({ limit: 1, interval: 1000, clock });
