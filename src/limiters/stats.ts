@@ -78,15 +78,11 @@ export function notePause(policies: readonly Policy[], until: number): void {
 export function snapshot(queue: WaitQueue, now: number): LimiterStats {
   let until = -Infinity;
   for (const policy of queue.policies) until = Math.max(until, pauses.get(policy) ?? -Infinity);
-  const stats = {
-    queued: queue.size,
-    inFlight: queue.inFlight,
-    granted: queue.granted,
-    refused: queue.refused,
-    aborted: queue.aborted,
-    pausedUntil: until > now ? until : undefined,
-  };
-  return queue.rateLimit === undefined ? stats : { ...stats, rate: { limit: queue.rateLimit, interval: queue.rateInterval } };
+  const pausedUntil = until > now ? until : undefined;
+  const { size: queued, inFlight, granted, refused, aborted, rateLimit } = queue;
+  if (rateLimit === undefined) return { queued, inFlight, granted, refused, aborted, pausedUntil };
+  const rate = { limit: rateLimit, interval: queue.rateInterval };
+  return { queued, inFlight, granted, refused, aborted, pausedUntil, rate };
 }
 
 /**
