@@ -217,9 +217,10 @@ export abstract class GatedLimiter implements Limiter {
     if (this.#countFrom !== "grant") this.#queue.countFrom = this.#countFrom;
     this.#slots = policies.some((p) => p.holdsUntilFinish === true);
     this.#queue.slots = this.#slots;
-    // --- stats: the limit of a single-policy limiter (live changes report through `noteRate`) ---
+    // --- stats: the limit of a single-policy limiter (live changes report through `noteRate`); a
+    // ConcurrencyLimiter's `limit` counts slots, not permits per interval: it has no rate ---
     const { limit, interval } = options as { limit?: unknown; interval?: unknown };
-    if (policies.length === 1 && typeof limit === "number") {
+    if (policies.length === 1 && typeof limit === "number" && !this.#slots) {
       this.#queue.rateLimit = limit;
       this.#queue.rateInterval = typeof interval === "number" ? interval : LIMITER_DEFAULTS.interval;
     }
@@ -373,8 +374,9 @@ export abstract class GatedLimiter implements Limiter {
   }
 
   /**
-   * True when nothing is queued and the limiter's state is indistinguishable from a fresh one's, so
-   * forgetting it (e.g. evicting an idle key) cannot let more through than the limit allows.
+   * True when nothing is queued or in flight (no task running, no reservation open) and the limiter's
+   * state is indistinguishable from a fresh one's, so forgetting it (e.g. evicting an idle key) cannot
+   * let more through than the limit allows, nor lose a settle or an `inFlight` count.
    */
   isIdle(): boolean {
     if (this.#queue.size > 0 || this.#queue.inFlight > 0) return false;

@@ -29,12 +29,12 @@ import { MaxWaitExceededError, QueueFullError } from "../errors.ts";
 import { checkPermits, describeValue, nonNegativeInteger, nonNegativeOrInfinity, optionalSignal, optionsObject } from "../validate.ts";
 
 /**
- * Options for one `reserve` call: those of `acquire` (`signal`, `maxWait` — predicted exactly — and
- * whatever later options `acquire` gains, such as a priority).
+ * Options for one `reserve` call: those of `acquire` (`signal`, `maxWait` — predicted exactly —
+ * and `priority`, ordering it among the limiter's waiters as it orders `acquire` callers).
  *
  * @example
  * ```ts
- * const r = await limiter.reserve({ requests: 1, tokens: 4000 }, { maxWait: 10_000 });
+ * const r = await limiter.reserve({ requests: 1, tokens: 4000 }, { maxWait: 10_000, priority: 1 });
  * ```
  */
 export interface ReserveOptions extends AcquireOptions {}

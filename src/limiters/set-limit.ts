@@ -5,7 +5,8 @@
  * Queued callers took nothing (a reservation is a rule for others, not a take), so re-timing them is
  * one fresh scan of the domain under the new numbers: the timer is re-armed for the new earliest
  * time and every cached prediction is dropped (the scan drops the tail cache). Callers that were
- * already due under the old limit are granted first, under the limit they were due under.
+ * already due under the old limit are granted first, under the limit they were due under. The
+ * change shows in `stats().rate` and fires `ratechange` (reason "setLimit") before that scan.
  *
  * @module
  */

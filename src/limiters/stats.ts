@@ -35,7 +35,7 @@ export interface LimiterStats {
   readonly aborted: number;
   /** Clock time (ms) until which it grants nothing, if paused now. */
   readonly pausedUntil: number | undefined;
-  /** The current limit, for a limiter with one (not a combination). */
+  /** The current limit, for a limiter with one (not a combination, not a `ConcurrencyLimiter`). */
   readonly rate?: Rate;
 }
 

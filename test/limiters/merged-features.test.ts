@@ -93,6 +93,12 @@ describe("stats().inFlight: running tasks, open reservations and concurrency slo
     expect(slots.stats()).toMatchObject({ inFlight: 0, queued: 0, granted: 4 });
   });
 
+  test("a ConcurrencyLimiter has no rate in its stats (its limit is slots, not permits per interval)", () => {
+    const slots = new ConcurrencyLimiter({ limit: 4, clock: new ManualClock() });
+    expect(slots.stats()).not.toHaveProperty("rate");
+    expect(slots.stats()).toMatchObject({ queued: 0, inFlight: 0 });
+  });
+
   test("a rate limiter: open reservations count until settled, cancelled or released (once, whichever comes first)", async () => {
     const clock = new ManualClock();
     const limiter = new SmoothLimiter({ limit: 10, burst: 3, clock });
