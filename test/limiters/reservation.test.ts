@@ -222,7 +222,7 @@ describe("open reservations are counted (for stats' inFlight)", () => {
   test("granted and not yet settled", async () => {
     const clock = new ManualClock();
     const limiter = new WindowLimiter({ limit: 2, interval: 1000, clock });
-    const open = () => limiter[INTERNALS].queue.openReservations;
+    const open = () => limiter.stats().inFlight;
     const a = await limiter.reserve();
     const b = await limiter.reserve();
     const c = track(clock, limiter.reserve());
