@@ -313,10 +313,11 @@ export interface ThrottledFetchOptions {
   retry?: number | RetryOptions;
   /**
    * Per attempt: ms until the response headers must arrive (the body is read by the caller, under
-   * the caller's signal). `Infinity` for none: then an attempt without a caller `signal` or a
-   * `totalTimeout` is sent with no `AbortSignal` and no timer — on Node, handing fetch a signal
-   * costs about as much as everything else sluice does per request (see bench/RESULTS.md).
-   * @default 60000
+   * the caller's signal). None by default, as with `fetch` itself (Node's fetch gives up on headers
+   * after undici's `headersTimeout`, 300 s): a timeout needs an `AbortSignal` and a timer per
+   * attempt, and on Node handing fetch a signal costs about as much as everything else sluice does
+   * per request (bench/RESULTS.md, section 4, "raw `fetch` + signal"). Set it to bound an attempt.
+   * @default Infinity
    */
   timeout?: number;
   /** The whole call — queueing, attempts, retry waits — in ms. @default Infinity */
