@@ -1,0 +1,94 @@
+/**
+ * sluice/undici: `maxConcurrent` against a real server that refuses (429) any request arriving
+ * while N are in flight, and retries / redirect hops keeping their request's place in the queue.
+ * Counted server-side; assertions are causal (order and counts at the server).
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Agent, interceptors, request } from "undici";
+import { afterEach, describe, expect, test } from "vitest";
+import { SmoothLimiter } from "../../src/index.ts";
+import { throttle } from "../../src/undici.ts";
+
+let server: Server | undefined;
+const agents: Agent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.destroy()));
+  if (server !== undefined) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server!.close(resolve));
+    server = undefined;
+  }
+});
+
+async function listen(handle: (path: string, respond: (status: number, headers?: Record<string, string>) => void) => void) {
+  server = createServer((req, res) => {
+    req.resume();
+    handle(req.url ?? "", (status, headers = {}) => res.writeHead(status, { "content-type": "text/plain", ...headers }).end("body"));
+  });
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe("throttle({ maxConcurrent })", () => {
+  test("50 callers against a server refusing beyond N in flight: 0 refusals, N in flight at most and at least once", async () => {
+    const n = 4;
+    let inFlight = 0;
+    let max = 0;
+    let refused = 0;
+    const url = await listen((_path, respond) => {
+      if (inFlight >= n) {
+        refused++;
+        respond(429);
+        return;
+      }
+      inFlight++;
+      max = Math.max(max, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        respond(200);
+      }, 100);
+    });
+    const agent = new Agent({ connections: 50 }).compose(throttle({ maxConcurrent: n }));
+    agents.push(agent as unknown as Agent);
+    const statuses = await Promise.all(Array.from({ length: 50 }, async (_, i) => {
+      const r = await request(`${url}/work/${i}`, { dispatcher: agent });
+      await r.body.text();
+      return r.statusCode;
+    }));
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(refused).toBe(0);
+    expect(max).toBe(n);
+  });
+
+  test("invalid maxConcurrent names the option", () => {
+    expect(() => throttle({ maxConcurrent: 0 })).toThrow(new RangeError("`maxConcurrent` must be a positive integer, got 0"));
+  });
+});
+
+describe("a retry (undici's retry interceptor) keeps its request's place", () => {
+  test("the retried request is sent before the requests that were queued after it", async () => {
+    const order: string[] = [];
+    let failed = false;
+    const url = await listen((path, respond) => {
+      order.push(path);
+      if (path === "/flaky" && !failed) {
+        failed = true;
+        respond(503);
+      } else respond(200);
+    });
+    const limiter = new SmoothLimiter({ limit: 2, interval: 1000 }); // one per 500 ms
+    const agent = new Agent().compose(
+      throttle({ limiter }),
+      interceptors.retry({ maxRetries: 1, minTimeout: 0, timeoutFactor: 1, statusCodes: [503], methods: ["GET"] }),
+    );
+    agents.push(agent as unknown as Agent);
+    const flaky = request(`${url}/flaky`, { dispatcher: agent }).then(async (r) => (await r.body.text(), r.statusCode));
+    const others = Array.from({ length: 3 }, (_, i) =>
+      request(`${url}/other/${i}`, { dispatcher: agent }).then(async (r) => (await r.body.text(), r.statusCode)));
+    expect(await flaky).toBe(200);
+    await Promise.all(others);
+    // Before: the retry queued behind /other/0–2 and was sent last.
+    expect(order).toEqual(["/flaky", "/flaky", "/other/0", "/other/1", "/other/2"]);
+  }, 10_000);
+});
