@@ -92,3 +92,21 @@ describe("a retry (undici's retry interceptor) keeps its request's place", () =>
     expect(order).toEqual(["/flaky", "/flaky", "/other/0", "/other/1", "/other/2"]);
   }, 10_000);
 });
+
+test("a redirect hop (undici's redirect interceptor) keeps its request's place", async () => {
+  const order: string[] = [];
+  const url = await listen((path, respond) => {
+    order.push(path);
+    if (path === "/start") respond(302, { location: "/target" });
+    else respond(200);
+  });
+  const limiter = new SmoothLimiter({ limit: 2, interval: 1000 });
+  const agent = new Agent().compose(throttle({ limiter }), interceptors.redirect({ maxRedirections: 1 }));
+  agents.push(agent as unknown as Agent);
+  const hop = request(`${url}/start`, { dispatcher: agent }).then(async (r) => (await r.body.text(), r.statusCode));
+  const others = Array.from({ length: 3 }, (_, i) =>
+    request(`${url}/other/${i}`, { dispatcher: agent }).then(async (r) => (await r.body.text(), r.statusCode)));
+  expect(await hop).toBe(200);
+  await Promise.all(others);
+  expect(order).toEqual(["/start", "/target", "/other/0", "/other/1", "/other/2"]);
+}, 10_000);
