@@ -67,7 +67,14 @@ export type SettleResult =
   | Promise<Cost | undefined>
   | { readonly response: Response; readonly actual: Promise<Cost | undefined> };
 
-/** `settle`'s type. */
+/**
+ * `settle`'s type: reads the actual cost of an attempt from its response.
+ *
+ * @example
+ * ```ts
+ * const settle: SettleFunction = async (r) => ({ tokens: (await r.clone().json()).usage.total_tokens });
+ * ```
+ */
 export type SettleFunction = (response: Response, context: SettleContext) => SettleResult;
 
 /** The resolved cost options. @internal */
