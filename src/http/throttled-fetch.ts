@@ -40,6 +40,7 @@ import { applySettle, AttemptHold, type Cost, priorityOf, scheduleUntilEnd, trac
 import type { ScheduleOptions } from "../limiters/limiter.ts";
 import type { Reservation } from "../limiters/reservation.ts";
 import { ARRIVAL, newArrival } from "../limiters/waiter.ts";
+import { slotCost } from "./slots.ts";
 
 /**
  * A function with `fetch`'s signature and semantics: it resolves with the final `Response` whatever
@@ -216,7 +217,9 @@ async function runAttempts(
   const costs = config.costs;
   const cost = costs === undefined || !costs.reserve ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
   // With `maxConcurrent` alone: attempts are tasks held until their body ends (see `scheduleUntilEnd`).
-  const slotOnly = costs !== undefined && !costs.reserve;
+  // (A task of `permits` takes that many of every member, slots too: other costs reserve instead.)
+  const slotOnly = costs !== undefined && !costs.reserve && permits === 1;
+  const reserved = costs === undefined || slotOnly ? undefined : cost ?? permits;
   config.budget?.deposit();
   // Per attempt, a controller and a timer only for a finite `timeout` (the caller's signal alone
   // is passed as is); the caller's init unchanged when nothing in it needs replacing.
@@ -267,9 +270,10 @@ async function runAttempts(
           const scheduled = scheduleUntilEnd(limiter, send, options);
           endSlot = scheduled.end;
           response = await scheduled.response;
-        } else if (cost === undefined) response = await limiter.schedule(send, options);
+        } else if (reserved === undefined) response = await limiter.schedule(send, options);
         else {
-          const reservation = await reserveOn(limiter, cost, options);
+          const asked = costs!.maxConcurrent === undefined ? reserved : slotCost(limiter, reserved);
+          const reservation = await reserveOn(limiter, asked, options);
           // Granted, but the caller left before anything was sent: everything goes back.
           if (callSignal?.aborted) {
             reservation.cancel();
@@ -321,7 +325,7 @@ async function runAttempts(
       if (hold !== undefined && result.response !== undefined) {
         // `settle` reads every response, retried ones too; the caller (or the retry's drain) gets
         // the response it hands back.
-        const response = applySettle(costs!.settle, result.response, { request: call.request, reserved: cost!, attempt: state.attempts }, hold);
+        const response = applySettle(costs!.settle, result.response, { request: call.request, reserved: reserved!, attempt: state.attempts }, hold);
         if (decided.retry === false) {
           return costs!.maxConcurrent === undefined ? response : trackBody(response, () => hold.bodyEnded(), clock, costs!.slotTimeout);
         }

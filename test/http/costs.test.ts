@@ -114,4 +114,46 @@ describe("cost and settle", () => {
     expect(() => createThrottledFetch({ limiter, settle: 3 as never })).toThrow(TypeError);
     expect(() => createThrottledFetch({ limiter, maxConcurrent: 0 })).toThrow(new RangeError("`maxConcurrent` must be a positive integer, got 0"));
   });
+
+  test("with maxConcurrent, the reservation (slot and cost) ends when the body is read AND the actual cost is known", async () => {
+    const clock = new ManualClock();
+    const tokens = new WindowLimiter({ limit: 1000, interval: 60_000, clock });
+    let resolveActual!: (v: number) => void;
+    const sentAt: number[] = [];
+    const api = createThrottledFetch({
+      limiter: tokens,
+      maxConcurrent: 1,
+      clock,
+      fetch: async () => (sentAt.push(clock.now()), new Response("body")),
+      cost: 500,
+      settle: () => new Promise<number>((r) => (resolveActual = r)),
+    });
+    const first = await api("https://x.test/1");
+    const second = api("https://x.test/2");
+    await clock.advance(10);
+    await first.text(); // body done, cost not known yet: the slot stays held
+    await clock.advance(10);
+    expect(sentAt).toEqual([0]);
+    resolveActual(100); // now both: the slot frees, 400 tokens come back
+    await clock.advance(0);
+    expect(sentAt).toEqual([0, 20]);
+    await (await second).text();
+    resolveActual(100);
+    await clock.advance(0);
+    expect(tokens.tryAcquire(800)).toBe(0); // 100 + 100 used of 1000
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  test("a caller that aborts while its reservation is granted gets nothing sent and everything back", async () => {
+    const clock = new ManualClock();
+    const tokens = new WindowLimiter({ limit: 10, interval: 1000, clock });
+    const abort = new AbortController();
+    let sent = 0;
+    const api = createThrottledFetch({ limiter: tokens, cost: 10, fetch: async () => (sent++, new Response("x")) });
+    const call = api("https://x.test/", { signal: abort.signal });
+    abort.abort(new Error("left")); // the grant was synchronous; the send waits for a microtask
+    await expect(call).rejects.toThrow("left");
+    expect(sent).toBe(0);
+    expect(tokens.tryAcquire(10)).toBe(0);
+  });
 });

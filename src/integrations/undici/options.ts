@@ -180,6 +180,9 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
     ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion" })
     : (o.limiter as Limiter | undefined);
   const costs = resolveCosts({ maxConcurrent: o.maxConcurrent, slotTimeout: o.slotTimeout });
+  if (costs !== undefined && typeof o.permits === "number" && o.permits !== 1) {
+    throw new TypeError(`\`permits\` must be 1 with \`maxConcurrent\` in sluice/undici, got ${describeValue(o.permits)}`);
+  }
   let slotsOf: ((limiter: Limiter | undefined, key: string) => Limiter) | undefined;
   if (costs?.maxConcurrent !== undefined) {
     const slots = concurrencyFor(keyed === undefined ? single : undefined, costs.maxConcurrent, systemClock);

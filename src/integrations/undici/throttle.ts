@@ -35,6 +35,7 @@ import { headerValues, scrubError, secretsOf } from "../../http/redact.ts";
 import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
 import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
 import { ARRIVAL, newArrival } from "../../limiters/waiter.ts";
+import { describeValue } from "../../validate.ts";
 import type { AttemptBody } from "./handler.ts";
 
 /**
@@ -130,6 +131,10 @@ function enqueue(
     key = config.keyOf(request);
     limiter = config.limiterOf(key);
     permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
+    // A request is one task, which would take `permits` slots too: only 1 is served with slots.
+    if (config.slotTimeout !== undefined && permits !== 1) {
+      throw new TypeError(`\`permits\` must be 1 with \`maxConcurrent\` in sluice/undici, got ${describeValue(permits)}`);
+    }
   } catch (error) {
     queueMicrotask(() => refuse(error));
     return;
