@@ -156,4 +156,23 @@ describe("cost and settle", () => {
     expect(sent).toBe(0);
     expect(tokens.tryAcquire(10)).toBe(0);
   });
+
+  test("a synchronous settle settles at once; settle sees every response, retried ones too, with its attempt", async () => {
+    const clock = new ManualClock();
+    const tokens = new WindowLimiter({ limit: 100, interval: 1000, clock });
+    const seen: Array<[number, number, unknown]> = [];
+    let n = 0;
+    const api = createThrottledFetch({
+      limiter: tokens,
+      fetch: async () => (++n === 1 ? new Response("busy", { status: 503 }) : new Response("ok")),
+      retry: { limit: 1, backoff: { base: 0, cap: 0 } },
+      cost: 40,
+      settle: (response, { attempt, reserved }) => (seen.push([response.status, attempt, reserved]), response.ok ? 5 : 0),
+    });
+    const call = api("https://x.test/");
+    await clock.advance(0);
+    expect((await call).status).toBe(200);
+    expect(seen).toEqual([[503, 1, 40], [200, 2, 40]]);
+    expect(tokens.tryAcquire(95)).toBe(0); // 0 + 5 used
+  });
 });
