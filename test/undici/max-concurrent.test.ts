@@ -110,3 +110,27 @@ test("a redirect hop (undici's redirect interceptor) keeps its request's place",
   await Promise.all(others);
   expect(order).toEqual(["/start", "/target", "/other/0", "/other/1", "/other/2"]);
 }, 10_000);
+
+test("a response nobody reads (its body stalled by backpressure) frees its slot after slotTimeout, not before", async () => {
+  const big = "x".repeat(8 * 1024 * 1024);
+  const sentAt: number[] = [];
+  const arrivals: number[] = [];
+  server = createServer((req, res) => {
+    req.resume();
+    arrivals.push(performance.now());
+    res.writeHead(200, { "content-type": "text/plain" });
+    sentAt.push(performance.now());
+    res.end(req.url === "/big" ? big : "small");
+  });
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const agent = new Agent().compose(throttle({ maxConcurrent: 1, slotTimeout: 300 }));
+  agents.push(agent as unknown as Agent);
+  const unread = await request(`${url}/big`, { dispatcher: agent }); // never read
+  const next = await request(`${url}/small`, { dispatcher: agent });
+  expect(await next.body.text()).toBe("small");
+  expect(arrivals).toHaveLength(2);
+  // The second could only be sent once the first's slot was freed by its idle timer.
+  expect(arrivals[1]! - sentAt[0]!).toBeGreaterThanOrEqual(300 - 2);
+  await unread.body.destroy();
+}, 10_000);
