@@ -9,26 +9,16 @@
  *
  * @module
  */
-import { canGc, gc, tick } from "./lib/measure.ts";
+import { canGc, gc } from "./lib/measure.ts";
 import { report } from "./lib/child.ts";
 import { NEVER_BINDS } from "./peers.ts";
-import { cappedPeerById, type CappedScheduler } from "./scheduler-peers.ts";
-import { levels } from "./sections/scheduler.ts";
+import { cappedPeerById } from "./scheduler-peers.ts";
+import { levels, untilQueued } from "./sections/scheduler.ts";
 
 function heap(): number {
   gc();
   gc();
   return process.memoryUsage().heapUsed;
-}
-
-/** Waits until the library holds all `n` tasks in its queue (by its own count), then lets it settle. */
-async function untilQueued(s: CappedScheduler, n: number): Promise<void> {
-  if (s.intakePending !== undefined) {
-    while (s.intakePending() > 0) await tick();
-  } else if (s.waiting !== undefined) {
-    while (s.waiting() < n) await tick();
-  }
-  for (let i = 0; i < 3; i++) await tick();
 }
 
 const noop = (): void => {};

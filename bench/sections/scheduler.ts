@@ -14,7 +14,7 @@
  */
 import { bytes, ns, ratio, table } from "../lib/format.ts";
 import { benchScript, type ChildOutcome, runChild } from "../lib/child.ts";
-import { gc, rotate } from "../lib/measure.ts";
+import { gc, rotate, tick } from "../lib/measure.ts";
 import { OrderTracker } from "../lib/order.ts";
 import { median } from "../lib/stats.ts";
 import { NEVER_BINDS } from "../peers.ts";
@@ -59,6 +59,13 @@ export const WORKLOADS: readonly Workload[] = [
   { id: "cap-rate", label: "cap + rate limit (10⁹/s, never binds), microtask tasks", rate: true, task: "microtask", priorities: false },
   { id: "cap-prio", label: `cap, ${LEVELS} priorities mixed, microtask tasks`, rate: false, task: "microtask", priorities: true },
 ];
+
+/**
+ * An order check, not a cost: the cap is filled with tasks that wait on a gate, a batch at mixed
+ * priorities is submitted and left to reach the library's queue, then the gate opens. It tells a
+ * library's priority order apart from how fast it takes calls in.
+ */
+export const QUEUED_ORDER: Workload = { id: "prio-queued", label: `${LEVELS} priorities mixed, all queued before the cap frees`, rate: false, task: "microtask", priorities: true };
 
 /** Memory modes of `scheduler-child.ts`, in table order. */
 export const MEMORY_MODES = [
@@ -155,6 +162,47 @@ export async function runCell(peer: CappedPeer, w: Workload, o: Pick<SchedulerOp
   return figures;
 }
 
+/** Waits until the library holds `n` tasks in its queue (by its own count), then lets it settle. */
+export async function untilQueued(s: CappedScheduler, n: number): Promise<void> {
+  if (s.intakePending !== undefined) {
+    while (s.intakePending() > 0) await tick();
+  } else if (s.waiting !== undefined) {
+    while (s.waiting() < n) await tick();
+  }
+  for (let i = 0; i < 3; i++) await tick();
+}
+
+/** {@link QUEUED_ORDER}: the start order of `depth` tasks queued behind a full cap. */
+export async function runQueuedOrder(peer: CappedPeer, concurrency: number, depth: number): Promise<CellFigures> {
+  const scheduler = peer.create({ concurrency });
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const blockers = Array.from({ length: concurrency }, () => scheduler.run(() => gate));
+  await untilQueued(scheduler, 0);
+  const tracker = new OrderTracker(LEVELS);
+  const promises = levels(depth).map((level) => {
+    const id = tracker.submit(level);
+    return scheduler.run(async () => {
+      tracker.start(id);
+      await null;
+      tracker.finish();
+    }, level);
+  });
+  await untilQueued(scheduler, depth);
+  open();
+  await Promise.all([...blockers, ...promises]);
+  await scheduler.close();
+  return {
+    ns: 0,
+    cpuNs: 0,
+    tasks: depth,
+    maxInFlight: tracker.maxInFlight,
+    priorityInversions: tracker.priorityInversions,
+    fifoInversions: tracker.fifoInversions,
+    lost: depth - tracker.finishedCount,
+  };
+}
+
 interface MemoryResult {
   bytesPerTask: number;
   queuedMs: number;
@@ -172,6 +220,20 @@ export interface SchedulerResult {
   peers: readonly CappedPeer[];
 }
 
+/** The correctness figures of two cells together: counts add up, the most in flight is the larger. */
+function addChecks(sum: CellFigures | undefined, f: CellFigures): CellFigures {
+  if (sum === undefined) return f;
+  return {
+    ns: f.ns,
+    cpuNs: f.cpuNs,
+    tasks: sum.tasks + f.tasks,
+    maxInFlight: Math.max(sum.maxInFlight, f.maxInFlight),
+    priorityInversions: sum.priorityInversions + f.priorityInversions,
+    fifoInversions: sum.fifoInversions + f.fifoInversions,
+    lost: sum.lost + f.lost,
+  };
+}
+
 function depthOf(peer: CappedPeer, o: SchedulerOptions): number {
   return o.depthOverrides[peer.id]?.depth ?? o.depth;
 }
@@ -184,6 +246,7 @@ export async function runScheduler(peers: readonly CappedPeer[], o: SchedulerOpt
     samples[w.id] = Object.fromEntries(all.map((p) => [p.id, []]));
     checks[w.id] = {};
   }
+  checks[QUEUED_ORDER.id] = {};
   const total = o.warmup + o.rounds;
   for (let round = 0; round < total; round++) {
     const measured = round >= o.warmup;
@@ -194,16 +257,14 @@ export async function runScheduler(peers: readonly CappedPeer[], o: SchedulerOpt
         const f = await runCell(peer, w, o, depthOf(peer, o));
         if (!measured) continue;
         samples[w.id]![peer.id]!.push(f);
-        const sum = checks[w.id]![peer.id];
-        checks[w.id]![peer.id] = sum === undefined ? f : {
-          ns: f.ns,
-          cpuNs: f.cpuNs,
-          tasks: sum.tasks + f.tasks,
-          maxInFlight: Math.max(sum.maxInFlight, f.maxInFlight),
-          priorityInversions: sum.priorityInversions + f.priorityInversions,
-          fifoInversions: sum.fifoInversions + f.fifoInversions,
-          lost: sum.lost + f.lost,
-        };
+        checks[w.id]![peer.id] = addChecks(checks[w.id]![peer.id], f);
+      }
+    }
+    if (measured) {
+      for (const peer of rotate(peers, round)) {
+        if (!peer.priorities) continue;
+        const f = await runQueuedOrder(peer, o.concurrency, depthOf(peer, o));
+        checks[QUEUED_ORDER.id]![peer.id] = addChecks(checks[QUEUED_ORDER.id]![peer.id], f);
       }
     }
     log(`  scheduler round ${round + 1}/${total}${measured ? "" : " (warm-up)"}`);
@@ -244,6 +305,21 @@ export async function runScheduler(peers: readonly CappedPeer[], o: SchedulerOpt
   return { medians, checks, memory, peers: all };
 }
 
+/** Said only when this run's figures show it: Bottleneck runs one job at a time and out of priority order. */
+function bottleneckNote(r: SchedulerResult): string[] {
+  const prio = r.checks["cap-prio"]?.["bottleneck"];
+  const micro = r.checks["cap-micro"]?.["bottleneck"];
+  if (prio === undefined || micro === undefined || micro.maxInFlight > 1 || prio.priorityInversions === 0) return [];
+  const queued = r.checks[QUEUED_ORDER.id]?.["bottleneck"];
+  const once = queued !== undefined && queued.priorityInversions === 0
+    ? " Once every job is in its queue (last column), it starts them in priority order."
+    : "";
+  return [
+    "- Bottleneck never had more than one task running, and started tasks ahead of more important ones: it takes each job in through asynchronous store calls that yield to a timer, " +
+      `so a job finishes before the next submitted one reaches its queue, and jobs start roughly in the order they were submitted whatever their priority.${once}`,
+  ];
+}
+
 const PENDING = "— (pending: sluice's priorities are not merged yet)";
 
 export function schedulerMarkdown(r: SchedulerResult, o: SchedulerOptions): string {
@@ -272,7 +348,8 @@ export function schedulerMarkdown(r: SchedulerResult, o: SchedulerOptions): stri
     if (f.lost > 0) parts.push(`**${f.lost} tasks lost** ✘`);
     return `${parts.join(", ")} (${f.tasks.toLocaleString("en-US")} tasks)`;
   };
-  const checkTable = table(["Library", ...WORKLOADS.map((w) => w.label)], peers.map((p) => [p.label, ...WORKLOADS.map((w) => checkCell(p, w))]));
+  const checked = [...WORKLOADS, QUEUED_ORDER];
+  const checkTable = table(["Library", ...checked.map((w) => w.label)], peers.map((p) => [p.label, ...checked.map((w) => checkCell(p, w))]));
 
   const memCell = (p: CappedPeer, mode: (typeof MEMORY_MODES)[number]): string => {
     const m = r.memory[mode.id]![p.id]!;
@@ -305,7 +382,8 @@ export function schedulerMarkdown(r: SchedulerResult, o: SchedulerOptions): stri
     "",
     `Counted at each task's first and last statement over the measured rounds: *max* running at once (✘ above the cap of ${o.concurrency}); ` +
       "a *priority inversion* is a task that started while a more important one, submitted before that moment, had not; " +
-      "a *FIFO inversion* is a task that started while one of its own priority submitted before it had not.",
+      "a *FIFO inversion* is a task that started while one of its own priority submitted before it had not. " +
+      "The last column is an order check, once per measured round: the cap is filled with tasks that wait on a gate, a batch at mixed priorities is submitted and left to reach the library's queue, then the gate opens.",
     "",
     checkTable,
     "",
@@ -319,7 +397,7 @@ export function schedulerMarkdown(r: SchedulerResult, o: SchedulerOptions): stri
     "",
     `- The *no scheduler* row calls each task directly through the same harness (the closures, the bookkeeping, \`Promise.all\`): subtract it to see a library's own cost.`,
     "- sluice's priorities keep their default aging (`priorityAging: 1000`): a task counts one level higher per second waited at the front of its level. Every batch here drains in far less than a second, so aging cannot explain an inversion; p-queue and Bottleneck have strict priorities.",
-    "- Bottleneck takes each job in through asynchronous store calls: a job it has not yet taken in can be passed by one it has, which the counts above show as inversions against the order of submission.",
+    ...bottleneckNote(r),
     ...depthNotes,
     ...memoryNotes,
   ].join("\n");
