@@ -12,7 +12,7 @@
  */
 import Bottleneck from "bottleneck";
 import PQueue from "p-queue";
-import { combine, ConcurrencyLimiter, LIMITER_DEFAULTS, type ScheduleOptions, WindowLimiter } from "../src/index.ts";
+import { combine, ConcurrencyLimiter, WindowLimiter } from "../src/index.ts";
 import { bottleneckPeer, pQueuePeer, sluiceWindow } from "./peers.ts";
 
 /** What one capped scheduler is asked to enforce. */
@@ -43,18 +43,12 @@ export interface CappedPeer {
   version: string;
   /** The configuration used, for RESULTS.md. */
   config: string;
-  /**
-   * Whether priorities are in the API: false for sluice until its priorities are merged (the rows then
-   * read "pending" instead of measuring a FIFO queue as if it honoured priorities).
-   */
+  /** Whether priorities are in the API (a library without them gets "—", never a FIFO run counted as one). */
   priorities: boolean;
   create(config: CapConfig): CappedScheduler;
 }
 
 const noop = (): void => {};
-
-/** sluice's priorities arrive with `LIMITER_DEFAULTS.priorityAging` (README "Priorities"). */
-const SLUICE_PRIORITIES = "priorityAging" in LIMITER_DEFAULTS;
 
 export const sluiceCapped: CappedPeer = {
   id: "sluice",
@@ -63,16 +57,13 @@ export const sluiceCapped: CappedPeer = {
   version: sluiceWindow.version,
   config:
     "`new ConcurrencyLimiter({ limit: concurrency })`; with a rate: `combine(new WindowLimiter({ limit, interval }), cap)` (one grant takes the slot and counts the window, atomically); `schedule(task, { priority: level })` (defaults: priority 0, `priorityAging` 1000 ms)",
-  priorities: SLUICE_PRIORITIES,
+  priorities: true,
   create({ concurrency, rate }) {
     const cap = new ConcurrencyLimiter({ limit: concurrency });
     const limiter = rate === undefined ? cap : combine(new WindowLimiter({ limit: rate.limit, interval: rate.interval }), cap);
     return {
       run: (task, level) =>
-        level === undefined || level === 0
-          ? limiter.schedule(task)
-          // `priority` is part of ScheduleOptions once sluice's priorities are merged.
-          : limiter.schedule(task, { priority: level } as ScheduleOptions),
+        level === undefined || level === 0 ? limiter.schedule(task) : limiter.schedule(task, { priority: level }),
       close: noop,
       waiting: () => limiter.queued,
     };

@@ -320,7 +320,7 @@ function bottleneckNote(r: SchedulerResult): string[] {
   ];
 }
 
-const PENDING = "— (pending: sluice's priorities are not merged yet)";
+const PENDING = "— (no priorities)";
 
 export function schedulerMarkdown(r: SchedulerResult, o: SchedulerOptions): string {
   const [harness, ...peers] = r.peers;
