@@ -291,10 +291,21 @@ export abstract class RedisLimiter implements Limiter {
    * @internal one reserve script call deciding several requests in order, bypassing the local queue
    * (tests, benchmarks); the i-th request (from 1) is the reservation `<batch>/<i>`.
    */
-  reserveBatch(batch: string, permits: readonly number[], maxWaits: readonly number[]): Promise<Reply[]> {
+  reserveBatch(
+    batch: string,
+    permits: readonly number[],
+    maxWaits: readonly number[],
+    settles?: readonly boolean[],
+  ): Promise<Reply[]> {
     const calls = this.#calls;
-    return this.store.call("reserve", calls.reserveKeys(batch), calls.reserveArgs(batch, permits, maxWaits), (reply) =>
+    return this.store.call("reserve", calls.reserveKeys(batch), calls.reserveArgs(batch, permits, maxWaits, settles), (reply) =>
       parseBatchReply(reply, permits.length));
+  }
+
+  /** @internal one cancel script call settling `ids` with `actuals` (undefined: a cancel), in order (tests). */
+  settleBatch(ids: readonly string[], actuals: readonly (number | undefined)[]): Promise<Reply[]> {
+    const { keys, args } = this.#calls.cancelCall(ids, actuals);
+    return this.store.call("cancel", keys, args, (reply) => parseBatchReply(reply, ids.length));
   }
 
   /** @internal one cancel script call (tests): reservation `<batch>/<i>`, or a bare `batch` for `<batch>/1`. */

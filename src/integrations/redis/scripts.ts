@@ -44,7 +44,7 @@ import { Script } from "./script.ts";
 
 /** Reply codes of the scripts (first element of the reply array). */
 export const CODE = Object.freeze({
-  /** reserve: granted; delay and grant time follow. cancel: refunded. */
+  /** reserve: granted; delay and grant time follow. cancel: refunded. settle: applied. */
   ok: 1,
   /** reserve: the wait would exceed maxWait; nothing written; the predicted delay follows. */
   wait: 2,
@@ -54,14 +54,14 @@ export const CODE = Object.freeze({
   cancelled: 4,
   /** reserve: this id was already granted (a resent command); the original delay follows. */
   replay: 5,
-  /** cancel: nothing to refund (unknown id, already cancelled, or state gone). */
+  /** cancel or settle: nothing to do (unknown or expired id, already cancelled or settled). */
   none: 0,
 });
 
 /**
  * Shared Lua: argument parsing, number formatting, records, and the two policies. ARGV layout for
  * every operation: [1] now µs ('' = use TIME), [2] request count, [3] batch id (reserve) or the
- * pause duration µs, [4] unused, [5] maxPending, [6] grace ms, [7] margin ms, [8] tombstone ms,
+ * pause duration µs, [4] settle ms (reserve: how long a reservation's record waits for its settle), [5] maxPending, [6] grace ms, [7] margin ms, [8] tombstone ms,
  * [9] policy count, then 5 slots per policy: kind ('s'|'w'), limit, interval µs, burst, initial.
  * KEYS: the policy keys first (smooth: state, queue, undo log; window: entries, pause), then the
  * record keys.
@@ -126,12 +126,20 @@ local function s_pause(P, untilt)
 end
 local function s_parse(P, v, now)
   if v then
-    local a, c, s, bar, q, p, l, lb = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*)$')
+    local a, c, s, bar, q, p, l, lb, tk, lt = string.match(v,
+      '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*) (%S+) (%S*)$')
+    if not a then
+      -- the layout before reservations settled (no tk, lt): nothing taken since counts from here
+      a, c, s, bar, q, p, l, lb = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*)$')
+      tk = '0'; lt = ''
+    end
     P.a = tonumber(a); P.c = tonumber(c); P.s = tonumber(s); P.bar = tonumber(bar); P.qn = tonumber(q)
     P.p = p ~= '' and tonumber(p) or false; P.l = l; P.lb = lb
+    P.tk = tonumber(tk); P.lt = lt ~= '' and tonumber(lt) or false
     P.exists = true
   else
     P.a = now; P.c = -P.init; P.p = false; P.s = 0; P.bar = 0; P.qn = 0; P.l = ''; P.lb = ''
+    P.tk = 0; P.lt = false
     P.exists = false
   end
 end
@@ -144,6 +152,27 @@ end
 local function s_take(P, n, at)
   if s_next(P) < at - (P.burst * P.iv) / P.lim then P.a = at; P.c = -P.burst end
   P.c = P.c + n
+  P.tk = P.tk + n
+  P.lt = at
+end
+-- the state a cancel may restore: 'a|c|tk|lt' (SmoothPolicy's anchor, count, taken, last take)
+local function s_before(a, c, tk, lt)
+  return fint(a) .. '|' .. fnum(c) .. '|' .. fint(tk) .. '|' .. (lt and fint(lt) or '')
+end
+-- settles a reservation granted with mark (permits taken ever, right after its take) as
+-- SmoothPolicy.adjust: debt is a take now; a refund moves the next free time back by delta, but no
+-- earlier than max(t - burst, paused until) + (permits taken since) (t: the latest take, or now)
+local function s_adjust(P, delta, mark, now)
+  if delta > 0 then s_take(P, delta, now); return end
+  local since = P.tk - mark
+  local t = now
+  if since > 0 then t = P.lt end
+  local fa, fc
+  if P.p and P.p > t - (P.burst * P.iv) / P.lim then fa = P.p; fc = since else fa = t; fc = since - P.burst end
+  local floor = fa + (fc * P.iv) / P.lim
+  local nx = s_next(P)
+  if nx + (delta * P.iv) / P.lim >= floor then P.c = P.c + delta
+  elseif floor < nx then P.a = fa; P.c = fc end
 end
 local function s_horizon(P, now)
   local h = s_next(P) + (P.init * P.iv) / P.lim - now
@@ -153,12 +182,14 @@ end
 local function s_save(P, now)
   local ms = ttl(s_horizon(P, now), MARGIN)
   put(P.k1, fint(P.a) .. ' ' .. fnum(P.c) .. ' ' .. fint(P.s) .. ' ' .. fint(P.bar) .. ' ' .. fint(P.qn) .. ' ' ..
-    (P.p and fint(P.p) or '') .. ' ' .. P.l .. ' ' .. P.lb, ms)
+    (P.p and fint(P.p) or '') .. ' ' .. P.l .. ' ' .. P.lb .. ' ' .. fint(P.tk) .. ' ' .. (P.lt and fint(P.lt) or ''), ms)
   if P.qn > 0 then redis.call('PEXPIRE', P.k2, ms); redis.call('PEXPIRE', P.k3, ms) end
 end
 local function s_restore(P, before)
-  local a, c = string.match(before, '^(%-?%d+)|(.+)$')
+  local a, c, rest = string.match(before, '^(%-?%d+)|([^|]+)(.*)$')
   P.a = tonumber(a); P.c = tonumber(c)
+  local tk, lt = string.match(rest, '^|(%d+)|(%-?%d*)$')
+  if tk then P.tk = tonumber(tk); P.lt = lt ~= '' and tonumber(lt) or false end
   if P.p then s_pause(P, P.p) end
 end
 -- drop settled reservations from the head of the undo log (granted more than GRACE ago)
@@ -280,8 +311,8 @@ end
  * the reservation `<batch>/<i>` — one write with its expiry per call instead of one key per request.
  *
  * KEYS: the policy keys, then the batch's record key. ARGV: the common layout with [2] = the number
- * of requests and [3] = the batch id, then 2 slots per request after the policies: n, maxWait µs
- * ('inf' = none). Reply: 3 integers per request, code, delay µs, grant µs.
+ * of requests and [3] = the batch id, then 3 slots per request after the policies: n, maxWait µs
+ * ('inf' = none), '1' for a reservation that settles (else ''). Reply: 3 integers per request, code, delay µs, grant µs.
  */
 const RESERVE = `${PRELUDE}
 local now = now_us()
@@ -291,6 +322,7 @@ local count = tonumber(ARGV[2])
 local batch = ARGV[3]
 local abase = 9 + 5 * #list
 local cap = tonumber(ARGV[5])
+local SETTLE = tonumber(ARGV[4]) or 0
 -- one read for the record (a resent batch, or tombstones of cancels that overtook it) and every
 -- policy's small state
 local mkeys = { rk }
@@ -305,7 +337,7 @@ local keep = 0
 local loaded = false
 local took = false
 for r = 1, count do
-  local b = abase + 2 * (r - 1)
+  local b = abase + 3 * (r - 1)
   local id = batch .. '/' .. r
   local n = tonumber(ARGV[b + 1])
   local rec = recs[r]
@@ -356,18 +388,18 @@ for r = 1, count do
       for _, P in ipairs(list) do
         if P.kind == 's' then
           -- the state before this take, formatted only when written (an undo entry, or the last take at save)
-          local ba, bc = P.a, P.c
+          local ba, bc, btk, blt = P.a, P.c, P.tk, P.lt
           s_take(P, n, at)
           P.s = P.s + 1
           if delay > 0 then
             local q = #P.qadds
             P.qadds[q + 1] = P.s; P.qadds[q + 2] = id
-            P.badds[q + 1] = id; P.badds[q + 2] = ats .. '|' .. fint(ba) .. '|' .. fnum(bc)
+            P.badds[q + 1] = id; P.badds[q + 2] = ats .. '|' .. s_before(ba, bc, btk, blt)
             P.qn = P.qn + 1
           elseif P.qn > 0 then
             P.bar = P.s
           end
-          P.l = id; P.la = ba; P.lc = bc
+          P.l = id; P.la = ba; P.lc = bc; P.ltk = btk; P.llt = blt
           P.took = true
         else
           P.clast = P.clast + n
@@ -377,9 +409,19 @@ for r = 1, count do
           if P.card then P.card = P.card + 1 end
         end
       end
-      recs[r] = ats .. '|' .. n
+      local t
+      if ARGV[b + 3] == '1' then
+        -- a reservation that settles: its marks (smooth: permits taken ever, right after this take)
+        -- let a settle bound its refund; the record lives SETTLE ms past the grant
+        local marks = {}
+        for i, P in ipairs(list) do marks[i] = P.kind == 's' and fint(P.tk) or '0' end
+        recs[r] = ats .. '|' .. n .. '|' .. table.concat(marks, ';')
+        t = ttl(delay, SETTLE > GRACE and SETTLE or GRACE)
+      else
+        recs[r] = ats .. '|' .. n
+        t = ttl(delay, GRACE)
+      end
       if r > rn then rn = r end
-      local t = ttl(delay, GRACE)
       if t > keep then keep = t end
     end
     out[o + 1] = code; out[o + 2] = delay; out[o + 3] = at; o = o + 3
@@ -389,7 +431,7 @@ for _, P in ipairs(list) do
   if P.kind == 's' then
     if P.took then
       if #P.qadds > 0 then redis.call('ZADD', P.k2, unpack(P.qadds)); redis.call('HSET', P.k3, unpack(P.badds)) end
-      P.lb = fint(P.la) .. '|' .. fnum(P.lc)
+      P.lb = s_before(P.la, P.lc, P.ltk, P.llt)
     end
     -- pruning alone changes the queue size, so it is saved too
     if P.took or P.dirty then s_save(P, now) end
@@ -410,11 +452,23 @@ return out
 `;
 
 /**
- * cancel: give reservations back, in order, each exactly as if alone (idempotent by id; each leaves a
- * tombstone). KEYS: the policy keys, then the distinct record keys. ARGV: the common layout with
- * [2] = the number of cancels, then 3 slots per cancel after the policies: the index of its record
- * key among the record keys, its entry index, its id. Reply: 3 integers per cancel: code (1 refunded,
- * 0 nothing to refund), n, grant µs.
+ * cancel and settle: give reservations back, or settle granted ones with their actual cost, in order,
+ * each exactly as if alone. Both are idempotent by id and the first one wins: a cancel leaves a
+ * tombstone `x`; a settle turns the record entry into `<at>|<n>|s`, which later cancels and settles
+ * leave alone (and a resent reserve still replays).
+ *
+ * A settle (of a reservation reserved to settle: its entry carries marks) adjusts every key by
+ * `delta = actual - n` as the in-memory policies' `adjust` does: a window takes a refund off the
+ * reservation's own entry (while it is in the window) and records debt as an entry at `now`, in
+ * time order, renumbering the entries booked after it; a smooth key moves its next free time back by
+ * a refund, within the bound `SmoothPolicy.adjust` states, and takes debt at `now`. A smooth key
+ * changed by a settle sets its barrier: no cancel restores a state from before it (it would drop
+ * the settle).
+ *
+ * KEYS: the policy keys, then the distinct record keys. ARGV: the common layout with [2] = the
+ * number of operations, then 4 slots per operation after the policies: the index of its record key
+ * among the record keys, its entry index, its id, and '' (cancel) or the actual cost (settle).
+ * Reply: 3 integers per operation: code (1 refunded / settled, 0 nothing to do), n, grant µs.
  */
 const CANCEL = `${PRELUDE}
 local now = now_us()
@@ -425,11 +479,64 @@ local TOMB = tonumber(ARGV[8])
 local records = {}
 local out = {}
 local o = 0
+-- a window's rank of the first entry granted after time t (binary search over ranks)
+local function w_after(P, t, card)
+  local lo, hi = 0, card
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m = redis.call('ZRANGE', P.k1, mid, mid)
+    if w_parse(m[1]) > t then hi = mid else lo = mid + 1 end
+  end
+  return lo
+end
+local function w_settle(P, g, n, actual, id)
+  local delta = actual - n
+  if delta < 0 then
+    -- a refund off the reservation's own entry, while it still counts in the window
+    if g + P.iv <= now then return end
+    local member = fint(g) .. '|' .. fint(n) .. '|' .. id
+    local sc = redis.call('ZSCORE', P.k1, member)
+    if not sc then return end
+    local later = redis.call('ZRANGEBYSCORE', P.k1, '(' .. sc, '+inf')
+    for _, m in ipairs(later) do redis.call('ZINCRBY', P.k1, delta, m) end
+    redis.call('ZREM', P.k1, member)
+    if actual > 0 then redis.call('ZADD', P.k1, fint(tonumber(sc) + delta), fint(g) .. '|' .. fint(actual) .. '|' .. id) end
+    P.dirty = true
+  elseif delta > 0 then
+    -- debt: an entry at now, after every entry granted by now and before those booked later
+    local card = redis.call('ZCARD', P.k1)
+    local r = w_after(P, now, card)
+    local base = 0
+    if r > 0 then
+      base = tonumber(redis.call('ZRANGE', P.k1, r - 1, r - 1, 'WITHSCORES')[2])
+    elseif card > 0 then
+      local first = redis.call('ZRANGE', P.k1, 0, 0, 'WITHSCORES')
+      local _, fn = w_parse(first[1])
+      base = tonumber(first[2]) - fn
+    end
+    if r < card then
+      for _, m in ipairs(redis.call('ZRANGE', P.k1, r, -1)) do redis.call('ZINCRBY', P.k1, delta, m) end
+    end
+    redis.call('ZADD', P.k1, fint(base + delta), fint(now) .. '|' .. fint(delta) .. '|' .. id .. '+')
+    P.dirty = true
+  end
+end
+local function s_settle(P, delta, mark)
+  if delta == 0 then return end
+  if P.exists == nil then s_load(P, now) end
+  -- a key gone at rest has nothing to give back; debt is taken on a fresh state
+  if not P.exists and delta < 0 then return end
+  s_adjust(P, delta, mark, now)
+  if P.qn > 0 then P.bar = P.s end
+  P.l = ''; P.lb = ''
+  P.dirty = true
+end
 for c = 1, count do
-  local b = cbase + 3 * (c - 1)
+  local b = cbase + 4 * (c - 1)
   local ri = tonumber(ARGV[b + 1])
   local field = tonumber(ARGV[b + 2])
   local id = ARGV[b + 3]
+  local actual = ARGV[b + 4]
   local R = records[ri]
   if not R then
     local v = redis.call('GET', KEYS[k + ri])
@@ -438,16 +545,30 @@ for c = 1, count do
     records[ri] = R
   end
   local rec = R.t[field]
-  if rec == 'x' then
+  local g, n, marks
+  if rec and rec ~= '' and rec ~= 'x' then
+    g, n, marks = string.match(rec, '^(%-?%d+)|(%d+)|?(.*)$')
+    g = tonumber(g); n = tonumber(n)
+  end
+  if rec == 'x' or marks == 's' or (actual ~= '' and (not g or marks == '')) then
+    -- already cancelled or settled (the first wins); or a settle of no settleable reservation
+    -- (never reserved to settle, or its record expired: it stays counted as reserved)
     out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 0; o = o + 3
+  elseif actual ~= '' then
+    local a = tonumber(actual)
+    local ms = {}
+    for m in string.gmatch(marks, '[^;]+') do ms[#ms + 1] = tonumber(m) end
+    for i, P in ipairs(list) do
+      if P.kind == 's' then s_settle(P, a - n, ms[i]) else w_settle(P, g, n, a, id) end
+    end
+    R.t[field] = fint(g) .. '|' .. fint(n) .. '|s'; R.dirty = true
+    out[o + 1] = 1; out[o + 2] = n; out[o + 3] = g; o = o + 3
   else
-    R.t[field] = 'x'; R.dirty = true
+    R.t[field] = 'x'; R.dirty = true; R.tomb = true
     if field > R.n then R.n = field end
-    if not rec or rec == '' then
+    if not g then
       out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 0; o = o + 3
     else
-      local g, n = string.match(rec, '^(%-?%d+)|(%d+)$')
-      g = tonumber(g); n = tonumber(n)
       for _, P in ipairs(list) do
         if P.kind == 's' then
           if P.exists == nil then s_load(P, now) end
@@ -497,11 +618,11 @@ for _, P in ipairs(list) do
     if P.kind == 's' then s_save(P, now) else w_ttl(P, now) end
   end
 end
--- tombstones live at least TOMB ms
+-- tombstones live at least TOMB ms; a settle keeps its record's expiry
 for _, R in pairs(records) do
   if R.dirty then
     local ms = R.left
-    if ms < TOMB then ms = TOMB end
+    if R.tomb and ms < TOMB then ms = TOMB end
     put(R.key, rec_join(R.t, R.n), ms)
   end
 end
