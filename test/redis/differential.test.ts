@@ -260,7 +260,10 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
                 expect({ step, i, ...actual[k] }).toEqual({ step, i, ...expected });
                 const kind = a === undefined ? "cancel" : "settle";
                 if (expected.code === 0) reach.hit(`${kind} after a settle or cancel, or unsettleable: none`);
-                else if (a !== undefined) reach.hit(`settle: ${a < expected.delay ? "refund" : a > expected.delay ? "debt" : "as reserved"}`);
+                else if (a !== undefined) {
+                  reach.hit(`settle: ${a < expected.delay ? "refund" : a > expected.delay ? "debt" : "as reserved"}`);
+                  for (const branch of reference.settleBranches) reach.hit(branch);
+                }
               });
             }
             ended.add(target.id);
@@ -312,6 +315,8 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
       "settle: refund": 80, "settle: debt": 80, "settle: as reserved": 25,
       "settle after a settle or cancel, or unsettleable: none": 250, "cancel after a settle or cancel, or unsettleable: none": 50,
       "settle then cancel or settle again": 200,
+      "smooth refund bounded by the grants since": 8, "smooth settle behind queued reservations (barrier)": 50,
+      "window refund after the entry left the window": 2, "window debt before booked entries": 15,
     });
     for (const outcome of ["now", "queued", 2, 3, 4, 5]) expect(batched.get(outcome) ?? 0, `batched ${outcome}`).toBeGreaterThan(20);
   });

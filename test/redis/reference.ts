@@ -216,7 +216,11 @@ export class ReferenceStore {
     return { code: CODE.ok, delay: rec.n, at: rec.g };
   }
 
+  /** Which branches the latest settle took (for the differential test's reach counts). */
+  settleBranches: Set<string> = new Set();
+
   settle(specs: readonly RefSpec[], id: string, actual: number, now: number): RefReply {
+    this.settleBranches = new Set();
     const rec = this.#records.get(id);
     if (rec === undefined || rec === "x" || rec.settled || rec.marks === null) return { code: CODE.none, delay: 0, at: 0 };
     rec.settled = true;
@@ -226,14 +230,23 @@ export class ReferenceStore {
       if (spec.kind === "s") {
         const key = this.#s(spec);
         if (key.policy === null && delta < 0) return;
-        key.load(spec, now).adjust(delta, rec.g, rec.marks![i]!, now);
+        const policy = key.load(spec, now);
+        const next = policy.nextFree();
+        policy.adjust(delta, rec.g, rec.marks![i]!, now);
+        if (delta < 0 && policy.nextFree() !== next + (delta * spec.intervalUs) / spec.limit) {
+          this.settleBranches.add("smooth refund bounded by the grants since");
+        }
+        if (key.q.length > 0) this.settleBranches.add("smooth settle behind queued reservations (barrier)");
         if (key.q.length > 0) key.bar = key.s;
         key.l = "";
         key.lb = null;
       } else {
         const key = this.#w(spec);
         if (delta < 0) {
-          if (rec.g + spec.intervalUs <= now) return;
+          if (rec.g + spec.intervalUs <= now) {
+            this.settleBranches.add("window refund after the entry left the window");
+            return;
+          }
           const j = key.entries.findIndex((e) => e.id === id && e.t === rec.g && e.n === rec.n);
           if (j === -1) return;
           if (actual === 0) key.entries.splice(j, 1);
@@ -241,6 +254,7 @@ export class ReferenceStore {
         } else {
           let j = key.entries.length;
           while (j > 0 && key.entries[j - 1]!.t > now) j--;
+          if (j < key.entries.length) this.settleBranches.add("window debt before booked entries");
           key.entries.splice(j, 0, { t: now, n: delta, id: `${id}+` });
         }
       }
