@@ -13,7 +13,7 @@
  * per-call state lives in STRINGS, so one MGET reads it for every key of a combination (with the
  * call's record) and one `SET … PX` writes a key with its expiry: Redis commands, not arithmetic,
  * are most of a script's cost.
- * - smooth (`…:s:<name>` string `a c s bar q p l lb`, `…:s:<name>:q` zset, `…:s:<name>:b` hash):
+ * - smooth (`…:s:<name>` string `a c s bar q p l lb tk lt`, `…:s:<name>:q` zset, `…:s:<name>:b` hash):
  *   the in-memory `SmoothPolicy` as `a` (anchor µs), `c` (permits since the anchor), `p` (paused
  *   until), plus an undo log so a cancelled reservation gives its slot back. Grants are future debt:
  *   a later reservation is placed after the slots already handed out, so only a cancelled suffix can
@@ -21,7 +21,8 @@
  *   them, `:b` holds the state before each; a cancelled middle reservation hands its before-state to
  *   its successor; `bar` marks an immediate grant that interleaved with pending ones, behind which
  *   nothing is restored; `l`/`lb` remember the last take so an immediate grant that timed out can be
- *   refunded).
+ *   refunded; `tk`/`lt` — permits taken ever, the latest take's time — bound a settle's refund as
+ *   `SmoothPolicy.adjust` does).
  * - strict window (`…:w:<name>` zset + `…:w:<name>:m` string, the pause): one member per RESERVATION
  *   (`<at>|<n>|<id>`), scored by the cumulative permit count, so the entry whose leaving makes room
  *   is found with one ZRANGEBYSCORE (O(log M)); trimming looks at the oldest few entries and falls back
@@ -32,7 +33,9 @@
  *   for the reservation `<call>/<i>`): `"<at>|<n>"`, kept `grace` ms past the call's last `at` so a
  *   cancel sent after an ambiguous timeout still refunds; a cancel turns the entry into a tombstone
  *   `"x"` (and keeps the record at least `tombstone` ms) that a late or retried reserve honours, so
- *   nothing is ever refunded twice or taken after its cancel.
+ *   nothing is ever refunded twice or taken after its cancel. A reservation that settles (`reserve`)
+ *   is recorded `"<at>|<n>|<marks>"` (per key, `;`-joined: a smooth key's permits taken ever right
+ *   after its take) and kept `settle` ms instead; a settle turns it into `"<at>|<n>|s"`.
  *
  * Loops are bounded by O(log M) probes, never by the number of entries, so a script never holds the
  * server for long (Redis answers BUSY to everyone while a script runs).
