@@ -199,6 +199,15 @@ describeRedis("reservations that settle on Redis", () => {
     expect((await limiter.settleBatch(["plain/1"], [0]))[0]!.code).toBe(0);
   });
 
+  test("a smooth state written before reservations settled (8 fields) is read, and rewritten with tk and lt", async () => {
+    const { store } = setup();
+    const limiter = new RedisSmoothLimiter({ store, key: "s", limit: 10 }); // 100 ms a permit
+    const key = `${store.prefix}s:s`;
+    await redis.set(key, `${T0 + 300_000} 0 0 0 0   `, "PX", 60_000); // next free at 300 ms, nothing queued
+    expect(await limiter.reserveOnce("old", 2)).toEqual({ code: 1, delay: 300_000, at: T0 + 300_000 });
+    expect((await redis.get(key))!.split(" ").slice(8)).toEqual(["2", String(T0 + 300_000)]);
+  });
+
   test("a reservation granted by the failure policy settles locally: nothing is sent to Redis", async () => {
     const failing = {
       evalsha: () => Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })),
