@@ -199,13 +199,31 @@ describeRedis("reservations that settle on Redis", () => {
     expect((await limiter.settleBatch(["plain/1"], [0]))[0]!.code).toBe(0);
   });
 
-  test("a smooth state written before reservations settled (8 fields) is read, and rewritten with tk and lt", async () => {
+  test("smooth: a refund after the key expired at rest (and was created again) gives nothing back, as in memory", async () => {
+    const { clock, store } = setup();
+    const remote = new RedisSmoothLimiter({ store, key: "s", limit: 10, interval: 1000 }); // 100 ms a permit
+    const mclock = new ManualClock();
+    const mem = new SmoothLimiter({ limit: 10, interval: 1000, clock: mclock });
+    const got: number[] = [];
+    for (const [limiter, c] of [[remote, clock], [mem, mclock]] as const) {
+      const r = await limiter.reserve(5); // next free at 500
+      await c.advance(600);
+      if (limiter === remote) await redis.del(`${store.prefix}s:s`); // expired at rest (its TTL, without the wait)
+      expect(await grantOf(limiter, c)).toBe(600); // another caller: a fresh state on Redis, next free at 700
+      r.settle(0); // the 5 were paid off long ago: nothing to give back
+      if ("applied" in r) await (r as { applied?: Promise<boolean> }).applied;
+      got.push(await grantOf(limiter, c));
+    }
+    expect(got).toEqual([700, 700]);
+  });
+
+  test("a smooth state written before reservations settled (8 fields) is read, and rewritten with tk, lt and its epoch", async () => {
     const { store } = setup();
     const limiter = new RedisSmoothLimiter({ store, key: "s", limit: 10 }); // 100 ms a permit
     const key = `${store.prefix}s:s`;
     await redis.set(key, `${T0 + 300_000} 0 0 0 0   `, "PX", 60_000); // next free at 300 ms, nothing queued
     expect(await limiter.reserveOnce("old", 2)).toEqual({ code: 1, delay: 300_000, at: T0 + 300_000 });
-    expect((await redis.get(key))!.split(" ").slice(8)).toEqual(["2", String(T0 + 300_000)]);
+    expect((await redis.get(key))!.split(" ").slice(8)).toEqual(["2", String(T0 + 300_000), "0"]); // tk, lt, epoch
   });
 
   test("a reservation granted by the failure policy settles locally: nothing is sent to Redis", async () => {

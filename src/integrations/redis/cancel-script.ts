@@ -78,9 +78,11 @@ end
 local function s_settle(P, delta, mark)
   if delta == 0 then return end
   if P.exists == nil then s_load(P, now) end
-  -- a key gone at rest has nothing to give back; debt is taken on a fresh state
-  if not P.exists and delta < 0 then return end
-  s_adjust(P, delta, mark, now)
+  local e, tk = string.match(mark, '^(%d+):(%d+)$')
+  -- the state the grant was counted in expired at rest (gone, or created again since): it was paid
+  -- off long ago, in the smaller world too, so a refund has nothing to give back; debt is taken now
+  if delta < 0 and (not P.exists or e ~= P.e) then return end
+  s_adjust(P, delta, tonumber(tk), now)
   if P.qn > 0 then P.bar = P.s end
   P.l = ''; P.lb = ''
   P.dirty = true
@@ -111,7 +113,7 @@ for c = 1, count do
   elseif actual ~= '' then
     local a = tonumber(actual)
     local ms = {}
-    for m in string.gmatch(marks, '[^;]+') do ms[#ms + 1] = tonumber(m) end
+    for m in string.gmatch(marks, '[^;]+') do ms[#ms + 1] = m end
     for i, P in ipairs(list) do
       if P.kind == 's' then s_settle(P, a - n, ms[i]) else w_settle(P, g, n, a, id) end
     end

@@ -74,20 +74,22 @@ local function s_pause(P, untilt)
 end
 local function s_parse(P, v, now)
   if v then
-    local a, c, s, bar, q, p, l, lb, tk, lt = string.match(v,
-      '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*) (%S+) (%S*)$')
+    local a, c, s, bar, q, p, l, lb, tk, lt, e = string.match(v,
+      '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*) (%S+) (%S*) (%S+)$')
     if not a then
-      -- the layout before reservations settled (no tk, lt): nothing taken since counts from here
+      -- the layout before reservations settled (no tk, lt, e): nothing taken since counts from here
       a, c, s, bar, q, p, l, lb = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*)$')
-      tk = '0'; lt = ''
+      tk = '0'; lt = ''; e = '0'
     end
     P.a = tonumber(a); P.c = tonumber(c); P.s = tonumber(s); P.bar = tonumber(bar); P.qn = tonumber(q)
     P.p = p ~= '' and tonumber(p) or false; P.l = l; P.lb = lb
-    P.tk = tonumber(tk); P.lt = lt ~= '' and tonumber(lt) or false
+    P.tk = tonumber(tk); P.lt = lt ~= '' and tonumber(lt) or false; P.e = e
     P.exists = true
   else
     P.a = now; P.c = -P.init; P.p = false; P.s = 0; P.bar = 0; P.qn = 0; P.l = ''; P.lb = ''
-    P.tk = 0; P.lt = false
+    -- e: this state's epoch (created at now); a reservation's mark names it, so a settle can tell a
+    -- state that expired at rest and was created again (its count of permits restarted)
+    P.tk = 0; P.lt = false; P.e = fint(now)
     P.exists = false
   end
 end
@@ -130,7 +132,8 @@ end
 local function s_save(P, now)
   local ms = ttl(s_horizon(P, now), MARGIN)
   put(P.k1, fint(P.a) .. ' ' .. fnum(P.c) .. ' ' .. fint(P.s) .. ' ' .. fint(P.bar) .. ' ' .. fint(P.qn) .. ' ' ..
-    (P.p and fint(P.p) or '') .. ' ' .. P.l .. ' ' .. P.lb .. ' ' .. fint(P.tk) .. ' ' .. (P.lt and fint(P.lt) or ''), ms)
+    (P.p and fint(P.p) or '') .. ' ' .. P.l .. ' ' .. P.lb .. ' ' .. fint(P.tk) .. ' ' .. (P.lt and fint(P.lt) or '') .. ' ' ..
+    P.e, ms)
   if P.qn > 0 then redis.call('PEXPIRE', P.k2, ms); redis.call('PEXPIRE', P.k3, ms) end
 end
 local function s_restore(P, before)

@@ -13,7 +13,7 @@
  * per-call state lives in STRINGS, so one MGET reads it for every key of a combination (with the
  * call's record) and one `SET … PX` writes a key with its expiry: Redis commands, not arithmetic,
  * are most of a script's cost.
- * - smooth (`…:s:<name>` string `a c s bar q p l lb tk lt`, `…:s:<name>:q` zset, `…:s:<name>:b` hash):
+ * - smooth (`…:s:<name>` string `a c s bar q p l lb tk lt e`, `…:s:<name>:q` zset, `…:s:<name>:b` hash):
  *   the in-memory `SmoothPolicy` as `a` (anchor µs), `c` (permits since the anchor), `p` (paused
  *   until), plus an undo log so a cancelled reservation gives its slot back. Grants are future debt:
  *   a later reservation is placed after the slots already handed out, so only a cancelled suffix can
@@ -22,7 +22,8 @@
  *   its successor; `bar` marks an immediate grant that interleaved with pending ones, behind which
  *   nothing is restored; `l`/`lb` remember the last take so an immediate grant that timed out can be
  *   refunded; `tk`/`lt` — permits taken ever, the latest take's time — bound a settle's refund as
- *   `SmoothPolicy.adjust` does).
+ *   `SmoothPolicy.adjust` does; `e`, the state's creation time, tells a settle that the state its
+ *   reservation was counted in expired at rest: nothing is left to give back then).
  * - strict window (`…:w:<name>` zset + `…:w:<name>:m` string, the pause): one member per RESERVATION
  *   (`<at>|<n>|<id>`), scored by the cumulative permit count, so the entry whose leaving makes room
  *   is found with one ZRANGEBYSCORE (O(log M)); trimming looks at the oldest few entries and falls back
@@ -34,8 +35,8 @@
  *   cancel sent after an ambiguous timeout still refunds; a cancel turns the entry into a tombstone
  *   `"x"` (and keeps the record at least `tombstone` ms) that a late or retried reserve honours, so
  *   nothing is ever refunded twice or taken after its cancel. A reservation that settles (`reserve`)
- *   is recorded `"<at>|<n>|<marks>"` (per key, `;`-joined: a smooth key's permits taken ever right
- *   after its take) and kept `settle` ms instead; a settle turns it into `"<at>|<n>|s"`.
+ *   is recorded `"<at>|<n>|<marks>"` (per key, `;`-joined: a smooth key's `e:tk`, its epoch and
+ *   permits taken ever right after the take) and kept `settle` ms instead; a settle turns it into `"<at>|<n>|s"`.
  *
  * Loops are bounded by O(log M) probes, never by the number of entries, so a script never holds the
  * server for long (Redis answers BUSY to everyone while a script runs).
@@ -181,7 +182,7 @@ for r = 1, count do
         -- a reservation that settles: its marks (smooth: permits taken ever, right after this take)
         -- let a settle bound its refund; the record lives SETTLE ms past the grant
         local marks = {}
-        for i, P in ipairs(list) do marks[i] = P.kind == 's' and fint(P.tk) or '0' end
+        for i, P in ipairs(list) do marks[i] = P.kind == 's' and (P.e .. ':' .. fint(P.tk)) or '0' end
         recs[r] = ats .. '|' .. n .. '|' .. table.concat(marks, ';')
         t = ttl(delay, SETTLE > GRACE and SETTLE or GRACE)
       else
