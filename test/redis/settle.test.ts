@@ -111,6 +111,18 @@ describeRedis("reservations that settle on Redis", () => {
     expect(got[0]).toEqual(got[1]);
   });
 
+  test("a refund goes back to the whole fleet: another process's limiter on the key can take it at once", async () => {
+    const { store } = setup();
+    const a = new RedisWindowLimiter({ store, key: "w", limit: 10, interval: 60_000 });
+    const b = new RedisWindowLimiter({ store, key: "w", limit: 10, interval: 60_000 }); // another process
+    const r = await a.reserve(10);
+    expect(await b.tryAcquireAsync(1)).toBe(60_000); // full until the reservation leaves the window
+    r.settle(4);
+    expect(await r.applied).toBe(true);
+    expect(await b.tryAcquireAsync(7)).toBe(60_000); // only 6 came back
+    expect(await b.tryAcquireAsync(6)).toBe(0);
+  });
+
   test("idempotent by id: a resent settle applies once; settle and cancel of one reservation — the first wins", async () => {
     const { store } = setup();
     const limiter = new RedisWindowLimiter({ store, key: "w", limit: 10, interval: 1000 });
