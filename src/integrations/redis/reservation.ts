@@ -15,9 +15,6 @@
 import { nonNegativeInteger } from "../../validate.ts";
 import type { Reply } from "./store.ts";
 
-/** What a handle needs of its limiter: send a settle of reservation `id`. @internal */
-export type SendSettle = (id: string, actual: number) => Promise<Reply | undefined>;
-
 const APPLIED: Promise<boolean> = Promise.resolve(true);
 
 /**
@@ -46,12 +43,17 @@ export class RedisReservation {
    * (Redis was unavailable): settling it then changes nothing in Redis.
    */
   readonly id: string | undefined;
-  readonly #send: SendSettle;
+  readonly #send: (id: string, actual: number) => Promise<Reply | undefined>;
   #settled = false;
   #applied: Promise<boolean> | undefined = undefined;
 
-  /** @internal made by the limiter at the grant. */
-  constructor(send: SendSettle, id: string | undefined, permits: number, grantedAt: number) {
+  /** @internal made by the limiter at the grant; `send` sends a settle of reservation `id`. */
+  constructor(
+    send: (id: string, actual: number) => Promise<Reply | undefined>,
+    id: string | undefined,
+    permits: number,
+    grantedAt: number,
+  ) {
     this.#send = send;
     this.id = id;
     this.permits = permits;
