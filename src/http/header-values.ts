@@ -85,8 +85,7 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /** A non-negative Integer Item field (parameters ignored), e.g. `RateLimit-Remaining: 5`. */
 export function integerItem(raw: string | null): number | undefined {
-  const item = raw === null ? undefined : parseSfItem(raw);
-  return nonNegativeInteger(item?.value);
+  return nonNegativeInteger(parseSfItem(raw)?.value);
 }
 
 /** The instant absolute times are measured from: the `Date` header when valid, else `now`. */

@@ -53,7 +53,8 @@ export type SfList = readonly (SfItem | SfInnerList)[];
 export type SfDictionary = ReadonlyMap<string, SfItem | SfInnerList>;
 
 /**
- * Parses a List field (RFC 9651 §4.2.1). An empty value is an empty List.
+ * Parses a List field (RFC 9651 §4.2.1). An empty value is an empty List; an absent one (`null`,
+ * as `Headers.get` returns it) is no List.
  *
  * @returns the members, or `undefined` when the value is not a valid List.
  * @example
@@ -63,7 +64,7 @@ export type SfDictionary = ReadonlyMap<string, SfItem | SfInnerList>;
  * parseSfList('limit=100'); // undefined: '=' cannot follow a List member
  * ```
  */
-export function parseSfList(input: string): SfList | undefined {
+export function parseSfList(input: string | null): SfList | undefined {
   return run(input, parseListMembers);
 }
 
@@ -77,7 +78,7 @@ export function parseSfList(input: string): SfList | undefined {
  * dict?.get('remaining'); // { kind: 'item', value: { type: 'integer', value: 50 }, params: Map {} }
  * ```
  */
-export function parseSfDictionary(input: string): SfDictionary | undefined {
+export function parseSfDictionary(input: string | null): SfDictionary | undefined {
   return run(input, parseDictionaryMembers);
 }
 
@@ -91,7 +92,7 @@ export function parseSfDictionary(input: string): SfDictionary | undefined {
  * parseSfItem('7, 8'); // undefined: that is a List
  * ```
  */
-export function parseSfItem(input: string): SfItem | undefined {
+export function parseSfItem(input: string | null): SfItem | undefined {
   return run(input, parseItem);
 }
 
@@ -108,7 +109,7 @@ function fail(): never {
   throw 0;
 }
 
-function run<T>(input: string, parse: () => T): T | undefined {
+function run<T>(input: string | null, parse: () => T): T | undefined {
   // RFC 9651 §4.2: input that is not ASCII fails outright.
   if (typeof input !== 'string' || /[^\x00-\x7f]/.test(input)) return undefined;
   s = input;
