@@ -28,7 +28,6 @@ export interface HeadersLike {
 }
 
 export const DIGITS = /^\d+$/;
-export const DECIMAL = /^\d+\.\d+$/;
 export const DECIMAL_OR_DIGITS = /^\d+(?:\.\d+)?$/;
 
 /** Strips the optional whitespace (SP, HTAB) around a field value; a loop, since `/[ \t]+$/` is quadratic. */
