@@ -19,7 +19,38 @@
  */
 export type LimiterEventType = "grant" | "refuse" | "abort" | "pause" | "ratechange";
 
-type Listener = EventListenerOrEventListenerObject;
+/**
+ * A listener as `EventTarget` takes it, spelled out so that sluice's types need neither the DOM lib
+ * nor a runtime's own (a Node project's `lib: ["es2022"], types: ["node"]` has no
+ * `EventListenerOrEventListenerObject`).
+ *
+ * @example
+ * ```ts
+ * const onGrant: LimiterEventListener = (e) => console.log((e as CustomEvent).detail);
+ * ```
+ */
+export type LimiterEventListener = ((event: Event) => void) | { handleEvent(event: Event): void };
+
+/**
+ * Options of {@link LimiterEvents.addEventListener}, as `EventTarget` takes them (spelled out likewise).
+ *
+ * @example
+ * ```ts
+ * limiter.events.addEventListener("grant", onGrant, { signal: controller.signal });
+ * ```
+ */
+export interface LimiterListenerOptions {
+  /** Removed after its first call. */
+  readonly once?: boolean;
+  /** Registered for the capture phase (events of a limiter have no other phase; kept for parity). */
+  readonly capture?: boolean;
+  /** Promises not to call `preventDefault` (ignored: limiter events are not cancelable). */
+  readonly passive?: boolean;
+  /** Removes the listener when aborted. */
+  readonly signal?: AbortSignal;
+}
+
+type Listener = LimiterEventListener;
 
 const CAPTURE = 1;
 const BUBBLE = 2;
@@ -54,7 +85,8 @@ export class LimiterEvents extends EventTarget {
     if (this.#registered.has(type)) this.dispatchEvent(new CustomEvent(type, { detail }));
   }
 
-  override addEventListener(type: string, listener: Listener | null, options?: AddEventListenerOptions | boolean): void {
+  /** Registers `listener` for `type` (as `EventTarget` does), and notes that the type now has one. */
+  override addEventListener(type: string, listener: LimiterEventListener | null, options?: LimiterListenerOptions | boolean): void {
     super.addEventListener(type, listener, options);
     if (listener === null || listener === undefined) return;
     const capture = typeof options === "boolean" ? options : options?.capture === true;
@@ -73,12 +105,14 @@ export class LimiterEvents extends EventTarget {
     if (byListener.size === 1 && bits === 0) this.onListening?.(type, true);
   }
 
-  override removeEventListener(type: string, listener: Listener | null, options?: EventListenerOptions | boolean): void {
+  /** Removes `listener` (as `EventTarget` does), and notes when the type has none left. */
+  override removeEventListener(type: string, listener: LimiterEventListener | null, options?: Pick<LimiterListenerOptions, "capture"> | boolean): void {
     super.removeEventListener(type, listener, options);
     if (listener === null || listener === undefined) return;
     this.#forget(type, listener, typeof options === "boolean" ? options : options?.capture === true);
   }
 
+  /** Dispatches `event` (as `EventTarget` does), forgetting the `once` listeners it runs. */
   override dispatchEvent(event: Event): boolean {
     const byListener = this.#registered.get(event.type);
     // The `once` listeners registered now run in this dispatch and are then gone.

@@ -12,6 +12,7 @@
  */
 import { INTERNALS, type GatedLimiter } from "./limiter.ts";
 import { noteRate } from "./stats.ts";
+import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 import type { Policy } from "./policy.ts";
 
 /**
@@ -84,4 +85,25 @@ export function applyLimit(limiter: GatedLimiter, policy: AdjustablePolicy, limi
   // Before the rescan: listeners hear of the new rate before the grants it allows.
   noteRate(limiter[INTERNALS].queue, { limit, interval }, reasonOverride ?? "setLimit");
   gate.scan(now);
+}
+
+/**
+ * `setLimit` of a limiter whose limit is a whole number of permits per window (window, fixed window,
+ * sliding counter): reads the options like the constructor does, `interval` defaulting to the
+ * current one, and applies them.
+ *
+ * @example
+ * ```ts
+ * setWindowLimit(this, this.#policy, { limit: 50 });
+ * ```
+ */
+export function setWindowLimit(
+  limiter: GatedLimiter,
+  policy: AdjustablePolicy & { readonly interval: number },
+  options: SetLimitOptions,
+): void {
+  const o = optionsObject("options", options);
+  const limit = positiveInteger("limit", o.limit);
+  const interval = o.interval === undefined ? policy.interval : timeInterval("interval", o.interval);
+  applyLimit(limiter, policy, limit, interval, true);
 }

@@ -48,7 +48,9 @@ export interface LimiterStats {
  * ```
  */
 export interface Rate {
+  /** Permits per interval. */
   readonly limit: number;
+  /** The interval, in ms. */
   readonly interval: number;
 }
 
