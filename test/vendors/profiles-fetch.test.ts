@@ -1,0 +1,100 @@
+/**
+ * The profiles end to end: `createThrottledFetch({ ...profile })` against the simulated vendors, in
+ * virtual time. Needs the fetch's `cost`/`settle` options (see fetch-costs.ts).
+ */
+import { describe, expect, test } from "vitest";
+import { createThrottledFetch } from "../../src/index.ts";
+import { AnthropicSimulator, createSimulatedFetch, ManualClock, OpenAISimulator } from "../../src/testing.ts";
+import { anthropic, openai } from "../../src/vendors.ts";
+import { runGitHubSync } from "../../examples/support/github-sync.ts";
+import { runBatch } from "../../examples/support/llm-batch.ts";
+import { runVirtually } from "../../examples/support/virtual-run.ts";
+import { FETCH_HAS_COSTS } from "./fetch-costs.ts";
+
+const json = { "content-type": "application/json" };
+
+describe.runIf(FETCH_HAS_COSTS)("profiles through createThrottledFetch", () => {
+  for (const stream of [false, true]) {
+    test(`OpenAI, 500 ${stream ? "streamed" : "JSON"} completions: no 429, ≥ 90 % of TPM used; reserving only leaves it unused`, async () => {
+      const settled = await runBatch({ vendor: "openai", stream });
+      expect(settled.ok).toBe(500);
+      expect(settled.server429).toBe(0);
+      expect(settled.budgets.tokens!.rateUsed).toBeGreaterThanOrEqual(0.9);
+      const reservedOnly = await runBatch({ vendor: "openai", stream, settle: false });
+      expect(reservedOnly.server429).toBe(0);
+      expect(reservedOnly.budgets.tokens!.rateUsed).toBeLessThan(0.75);
+    });
+
+    test(`Anthropic, 500 ${stream ? "streamed" : "JSON"} messages: no 429, ≥ 90 % of OTPM used`, async () => {
+      const r = await runBatch({ vendor: "anthropic", stream });
+      expect(r.ok).toBe(500);
+      expect(r.server429).toBe(0);
+      expect(r.budgets.output!.rateUsed).toBeGreaterThanOrEqual(0.9);
+      expect(r.budgets.input!.rateUsed).toBeLessThanOrEqual(1);
+    });
+  }
+
+  test("GitHub: a secondary limit hit on purpose pauses every caller; no 403 storm; every call succeeds", async () => {
+    const r = await runGitHubSync();
+    expect(r.ok).toBe(r.calls);
+    expect(r.sentDuringPause).toBe(0);
+    expect(r.secondary403).toBeGreaterThan(0); // hit on purpose
+    // Each refusal burst is at most the writes the profile let through in a minute (80) minus the
+    // server's 20; 120 comments need at most two such bursts.
+    expect(r.secondary403).toBeLessThanOrEqual(2 * 60);
+    expect(r.maxInFlight).toBeLessThanOrEqual(100);
+  });
+
+  test("OpenAI: each model has its own budgets (a model at its limit does not hold another back)", async () => {
+    const clock = new ManualClock();
+    const server = new OpenAISimulator({ defaultLimits: { rpm: 2, tpm: 100_000 } });
+    const simulated = createSimulatedFetch({ server, clock, latency: 100 });
+    const api = createThrottledFetch({ ...openai({ rpm: 2, tpm: 100_000, clock }), fetch: simulated });
+    const done: Record<string, number[]> = { a: [], b: [] };
+    const call = async (model: "a" | "b") => {
+      const r = await api("https://api.openai.com/v1/chat/completions", {
+        method: "POST", headers: json, body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: "user", content: "hi" }] }),
+      });
+      await r.text();
+      done[model]!.push(clock.now());
+    };
+    await runVirtually(clock, Promise.all([call("a"), call("a"), call("a"), call("b"), call("b")]));
+    expect(simulated.stats.byStatus[429]).toBeUndefined();
+    expect(done.b).toEqual([100, 100]); // not behind model a's third call
+    expect(done.a!.at(-1)).toBeGreaterThanOrEqual(60_000);
+  });
+
+  test("OpenAI: x-should-retry: false is not retried (a request larger than TPM)", async () => {
+    const clock = new ManualClock();
+    const server = new OpenAISimulator({ defaultLimits: { rpm: 100, tpm: 50 } });
+    const simulated = createSimulatedFetch({ server, clock });
+    // The client's budget is larger than the server's, so the request reaches it.
+    const api = createThrottledFetch({ ...openai({ rpm: 100, tpm: 10_000, clock }), fetch: simulated });
+    const response = await runVirtually(clock, api("https://api.openai.com/v1/chat/completions", {
+      method: "POST", headers: json, body: JSON.stringify({ model: "m", max_tokens: 500, messages: [{ role: "user", content: "hi" }] }),
+    }));
+    expect(response.status).toBe(429);
+    expect(simulated.stats.requests).toBe(1);
+  });
+
+  test("Anthropic: 529 overloaded is retried with backoff and pauses no budget (no throttle event)", async () => {
+    const clock = new ManualClock();
+    const server = new AnthropicSimulator({ limits: { rpm: 50, inputTpm: 30_000, outputTpm: 8_000 } });
+    server.overload(0, 1);
+    const simulated = createSimulatedFetch({ server, clock, latency: 10 });
+    const throttles: unknown[] = [];
+    const api = createThrottledFetch({
+      ...anthropic({ rpm: 50, inputTpm: 30_000, outputTpm: 8_000, clock }), fetch: simulated, random: () => 0.5,
+      onThrottle: (e) => throttles.push(e),
+    });
+    const call = () => api("https://api.anthropic.com/v1/messages", {
+      method: "POST", headers: json, body: JSON.stringify({ model: "m", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }),
+    }).then(async (r) => (await r.text(), [r.status, clock.now()]));
+    const [first, second] = await runVirtually(clock, Promise.all([call(), call()]));
+    expect(simulated.stats.byStatus[529]).toBe(2);
+    expect(first![0]).toBe(200);
+    expect(second![0]).toBe(200);
+    expect(throttles).toEqual([]);
+    expect(first![1]).toBeLessThan(1_000); // backoff (base 1 s, jitter 0.5) + latency, no pause
+  });
+});
