@@ -76,7 +76,9 @@ export function githubResource(path: string): GitHubProfileResource {
  * - **Secondary**: at most 100 requests in flight (until their headers arrive) over all resources;
  *   content-creating requests (POST/PATCH/PUT/DELETE, and GraphQL `mutation`s) at most 80 a minute
  *   and 500 an hour. A 403/429 whose body says "secondary rate limit" pauses *every* caller for
- *   `retry-after`, else at least 60 s, doubling while refusals repeat (a success resets it).
+ *   `retry-after`, else at least 60 s, doubling while refusals repeat (a success resets it). When the
+ *   refused request was content-creating, the writes budget is lowered to the writes GitHub accepted
+ *   in the last minute (an account's real limit can be below the documented 80).
  * - A refused call is retried (POST too: GitHub did no work) when its wait is at most
  *   `maxRetryAfter`; a 403 that is no rate limit (a permission error) is returned as is.
  *
@@ -113,24 +115,30 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   const maxRetryAfter = nonNegativeFinite("maxRetryAfter", o.maxRetryAfter ?? DEFAULT_MAX_RETRY_AFTER);
   const time = clock ?? systemClock;
 
+  // Reads and writes of a resource are separate combinations over shared members: a write waiting
+  // for the writes budget must not hold back the reads queued behind it (FIFO is per combination).
   const limiter = new KeyedLimiter<string>({
-    create: (resource) => combine({
-      requests: primary[resource as GitHubProfileResource] ?? primary.core,
-      concurrent,
-      writesPerMinute,
-      writesPerHour,
-    }),
+    create: (key) => {
+      const [resource, write] = key.split(":");
+      const requests = primary[resource as GitHubProfileResource] ?? primary.core;
+      return write === undefined ? combine({ requests, concurrent }) : combine({ requests, concurrent, writesPerMinute, writesPerHour });
+    },
     ...at,
   });
-  const key = (request: Request): string => githubResource(new URL(request.url).pathname);
+  const resourceOf = (request: Request): GitHubProfileResource => githubResource(new URL(request.url).pathname);
+  // A GraphQL mutation is known from the body, which `cost` reads before the fetch asks for the key.
+  const graphqlWrites = new WeakSet<Request>();
+  const isWrite = (request: Request): boolean => {
+    const resource = resourceOf(request);
+    return resource === "graphql" ? graphqlWrites.has(request) : MUTATIONS.has(request.method.toUpperCase());
+  };
+  const key = (request: Request): string => (isWrite(request) ? `${resourceOf(request)}:write` : resourceOf(request));
 
   const cost = async (request: Request): Promise<Cost> => {
-    const resource = key(request);
-    const method = request.method.toUpperCase();
-    const creates = resource === "graphql"
-      ? method === "POST" && isMutation(await bodyText(request))
-      : MUTATIONS.has(method);
-    return creates ? { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 } : { requests: 1, concurrent: 1 };
+    if (resourceOf(request) === "graphql" && request.method.toUpperCase() === "POST" && isMutation(await bodyText(request))) {
+      graphqlWrites.add(request);
+    }
+    return isWrite(request) ? { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 } : { requests: 1, concurrent: 1 };
   };
 
   // What a refusal says needs its body (secondary or permission error): read once, from a clone,
@@ -159,7 +167,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   };
   const apply = (signal: VendorSignal, resource: string): void => {
     const requests = signal.budgets.requests;
-    const name = (signal.resource ?? resource) as GitHubProfileResource;
+    const name = (signal.resource ?? resource.split(":")[0]) as GitHubProfileResource;
     if (requests?.remaining === 0 && requests.resetMs !== undefined && (!signal.quotaSignal || signal.secondary !== true)) {
       (primary[name] ?? primary.core).pause(requests.resetMs + GITHUB_LIMITS.primaryResetMarginMs);
     }
@@ -176,10 +184,38 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     }
   };
 
-  const onResponse = ({ response, key: resource }: ResponseEvent): void => {
+  // Content-creating requests GitHub accepted in the last minute: when it refuses one with a
+  // secondary limit, that count is evidently the account's real per-minute limit (it may be below
+  // the documented 80), so the writes budget is lowered to it — else every minute would start with
+  // a burst of refusals. Never raised again by the profile.
+  const accepted: number[] = [];
+  const documentedWrites = writesPerMinute.limit;
+  let learned = false;
+  const learnWrites = (request: Request, status: number, signal: VendorSignal | undefined): void => {
+    if (!isWrite(request)) return;
+    const now = time.now();
+    while (accepted.length > 0 && accepted[0]! <= now - MINUTE) accepted.shift();
+    if (status >= 200 && status <= 299) {
+      accepted.push(now);
+      // Answers still arriving during the pause were sent before the refusal: GitHub accepted them
+      // in the same minute, so they count towards the learned limit.
+      if (learned && now < pausedUntil && accepted.length > writesPerMinute.limit) {
+        writesPerMinute.setLimit({ limit: Math.min(documentedWrites, accepted.length) });
+      }
+    } else if (signal?.quotaSignal === true && signal.secondary === true && accepted.length < writesPerMinute.limit) {
+      writesPerMinute.setLimit({ limit: Math.max(1, accepted.length) });
+      learned = true;
+    }
+  };
+  const onResponse = ({ request, response, key: resource }: ResponseEvent): void => {
     const signal = known.get(response);
-    if (signal !== undefined) apply(signal, resource ?? "core");
-    else void classify(response).then((s) => apply(s, resource ?? "core"), () => {});
+    if (signal !== undefined || (response.status !== 403 && response.status !== 429)) {
+      const read = signal ?? readGitHubHeaders(response, { now: Date.now() });
+      learnWrites(request, response.status, read);
+      apply(read, resource ?? "core");
+    } else {
+      void classify(response).then((s) => (learnWrites(request, response.status, s), apply(s, resource ?? "core")), () => {});
+    }
   };
   const shouldRetry = async ({ response }: RetryContext): Promise<boolean | undefined> => {
     if (response === undefined || (response.status !== 403 && response.status !== 429)) return undefined;

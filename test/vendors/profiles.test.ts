@@ -33,8 +33,10 @@ async function settled(profile: VendorProfile, response: Response, request: Requ
 /** True when a reservation of `cost` on the key's budgets is granted without waiting. */
 async function grantsNow(profile: VendorProfile, key: string, cost: Record<string, number>): Promise<boolean> {
   let granted = false;
-  const reservation = keyed(profile).get(key).reserve(cost).then((r) => (granted = true, r));
+  const waiting = new AbortController();
+  const reservation = keyed(profile).get(key).reserve(cost, { signal: waiting.signal }).then((r) => (granted = true, r));
   for (let i = 0; i < 5; i++) await Promise.resolve();
+  waiting.abort(); // a reservation still waiting gives up: nothing taken, nobody held back
   reservation.then((r) => r.release(), () => {});
   return granted;
 }
@@ -201,10 +203,13 @@ describe("github()", () => {
     expect(profile.key(new Request(`${api}/search/issues?q=x`))).toBe("search");
     expect(profile.key(new Request(`${api}/graphql`, { method: "POST" }))).toBe("graphql");
     expect(profile.key(new Request(`${api}/repos/o/r`))).toBe("core");
+    expect(profile.key(new Request(`${api}/repos/o/r/issues`, { method: "POST" }))).toBe("core:write");
     expect(await profile.cost(new Request(`${api}/repos/o/r`))).toEqual({ requests: 1, concurrent: 1 });
     const writes = { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 };
     expect(await profile.cost(new Request(`${api}/repos/o/r/issues`, { method: "POST", body: "{}" }))).toEqual(writes);
-    expect(await profile.cost(post(`${api}/graphql`, { query: "mutation { addStar(input: {}) { clientMutationId } }" }))).toEqual(writes);
+    const mutation = post(`${api}/graphql`, { query: "mutation { addStar(input: {}) { clientMutationId } }" });
+    expect(await profile.cost(mutation)).toEqual(writes);
+    expect(profile.key(mutation)).toBe("graphql:write");
     expect(await profile.cost(post(`${api}/graphql`, { query: "query { viewer { login } }" }))).toEqual({ requests: 1, concurrent: 1 });
   });
 
@@ -255,6 +260,24 @@ describe("github()", () => {
     profile.onResponse(event(withRetryAfter, "core", request));
     await clock.advance(7_000);
     expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
+  });
+
+  test("a secondary refusal of a write lowers the writes budget to the writes GitHub accepted that minute", async () => {
+    const clock = new ManualClock();
+    const profile = github({ clock });
+    const write = () => new Request(`${api}/repos/o/r/issues/1/comments`, { method: "POST", body: "{}" });
+    const created = () => new Response("{}", { status: 201, headers: { "x-ratelimit-remaining": "4000" } });
+    profile.onResponse(event(created(), "core", write()));
+    profile.onResponse(event(created(), "core", write()));
+    const refused = new Response('{"message":"secondary rate limit"}', { status: 403, headers: { "retry-after": "60" } });
+    await profile.retry.shouldRetry!({ request: write(), response: refused, attempt: 1 });
+    profile.onResponse(event(refused, "core", write()));
+    profile.onResponse(event(created(), "core", write())); // sent before the refusal, answered during the pause
+    await clock.advance(60_000);
+    const writeCost = { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 };
+    for (let i = 0; i < 3; i++) expect(await grantsNow(profile, "core:write", writeCost)).toBe(true);
+    expect(await grantsNow(profile, "core:write", writeCost)).toBe(false); // 3 a minute, not 80
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true); // reads go on
   });
 
   test("a 403 that is no rate limit is left to the fetch's rule; a wait past maxRetryAfter is not retried", async () => {
