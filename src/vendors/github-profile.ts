@@ -5,6 +5,7 @@
  */
 
 import { type Clock, systemClock } from "../clock.ts";
+import { RetryBudget } from "../http/budget.ts";
 import type { DelayContext, ResponseEvent, RetryContext } from "../http/options.ts";
 import { combine } from "../limiters/combine.ts";
 import { ConcurrencyLimiter } from "../limiters/concurrency.ts";
@@ -105,7 +106,8 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     code_search: new WindowLimiter({ limit: positiveInteger("codeSearch", o.codeSearch ?? GITHUB_LIMITS.codeSearchPerMinute), interval: MINUTE, ...at }),
   };
   const content = o.contentCreating ?? {};
-  const concurrent = new ConcurrencyLimiter({ limit: positiveInteger("maxConcurrent", o.maxConcurrent ?? GITHUB_LIMITS.maxConcurrent), ...at });
+  const maxConcurrent = positiveInteger("maxConcurrent", o.maxConcurrent ?? GITHUB_LIMITS.maxConcurrent);
+  const concurrent = new ConcurrencyLimiter({ limit: maxConcurrent, ...at });
   const writesPerMinute = new WindowLimiter({
     limit: positiveInteger("contentCreating.perMinute", content.perMinute ?? GITHUB_LIMITS.contentCreatingPerMinute), interval: MINUTE, ...at,
   });
@@ -115,24 +117,30 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   const maxRetryAfter = nonNegativeFinite("maxRetryAfter", o.maxRetryAfter ?? DEFAULT_MAX_RETRY_AFTER);
   const time = clock ?? systemClock;
 
-  // Reads and writes of a resource are separate combinations over shared members: a write waiting
-  // for the writes budget must not hold back the reads queued behind it (FIFO is per combination).
+  // Reads and writes of a REST resource are separate combinations over shared members: a write
+  // waiting for the writes budget must not hold back the reads queued behind it (FIFO is per
+  // combination). GraphQL's mutations are known only from the body, which the key cannot read, so
+  // GraphQL has one combination with every budget (a mutation's cost asks for the writes too).
   const limiter = new KeyedLimiter<string>({
     create: (key) => {
       const [resource, write] = key.split(":");
       const requests = primary[resource as GitHubProfileResource] ?? primary.core;
-      return write === undefined ? combine({ requests, concurrent }) : combine({ requests, concurrent, writesPerMinute, writesPerHour });
+      return write === undefined && resource !== "graphql"
+        ? combine({ requests, concurrent })
+        : combine({ requests, concurrent, writesPerMinute, writesPerHour });
     },
     ...at,
   });
   const resourceOf = (request: Request): GitHubProfileResource => githubResource(new URL(request.url).pathname);
-  // A GraphQL mutation is known from the body, which `cost` reads before the fetch asks for the key.
-  const graphqlWrites = new WeakSet<Request>();
+  const graphqlWrites = new WeakSet<Request>(); // mutations seen by `cost`
   const isWrite = (request: Request): boolean => {
     const resource = resourceOf(request);
     return resource === "graphql" ? graphqlWrites.has(request) : MUTATIONS.has(request.method.toUpperCase());
   };
-  const key = (request: Request): string => (isWrite(request) ? `${resourceOf(request)}:write` : resourceOf(request));
+  const key = (request: Request): string => {
+    const resource = resourceOf(request);
+    return resource !== "graphql" && MUTATIONS.has(request.method.toUpperCase()) ? `${resource}:write` : resource;
+  };
 
   const cost = async (request: Request): Promise<Cost> => {
     if (resourceOf(request) === "graphql" && request.method.toUpperCase() === "POST" && isMutation(await bodyText(request))) {
@@ -232,7 +240,10 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     key,
     cost,
     settle: () => undefined,
-    retry: { shouldRetry, delay, maxRetryAfter },
+    // The fetch counts only 429 (and 503 with a delay) as server-timed retries, exempt from the retry
+    // budget; GitHub refuses with 403 too. A burst of refusals is at most the requests in flight, so a
+    // reserve of `maxConcurrent` lets one burst be retried, while failures (5xx) stay bounded.
+    retry: { shouldRetry, delay, maxRetryAfter, budget: new RetryBudget({ reserve: maxConcurrent }) },
     onResponse,
     rateLimitHeaders: false,
     ...(clock === undefined ? {} : { clock }),

@@ -13,3 +13,21 @@ export const FETCH_HAS_COSTS: boolean = (() => {
     return error instanceof TypeError;
   }
 })();
+
+/**
+ * Whether the fetch computes a request's `cost` before its `key`. The LLM profiles find the model
+ * (the key of its budgets) in the body, which only the async `cost` can read: when the key comes
+ * first, every model shares one budget (safe, but a busy model holds the others back).
+ */
+export const FETCH_COSTS_BEFORE_KEY: boolean = FETCH_HAS_COSTS && await (async () => {
+  const { KeyedLimiter, WindowLimiter } = await import("../../src/index.ts");
+  const order: string[] = [];
+  const api = createThrottledFetch({
+    limiter: new KeyedLimiter<string>({ create: () => new WindowLimiter({ limit: 10, interval: 1000 }) }),
+    key: () => (order.push("key"), "k"),
+    cost: () => (order.push("cost"), 1),
+    fetch: async () => new Response(""),
+  } as never);
+  await (await api("https://example.com/")).text();
+  return order[0] === "cost";
+})();

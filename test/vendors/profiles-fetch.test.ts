@@ -4,12 +4,12 @@
  */
 import { describe, expect, test } from "vitest";
 import { createThrottledFetch } from "../../src/index.ts";
-import { AnthropicSimulator, createSimulatedFetch, ManualClock, OpenAISimulator } from "../../src/testing.ts";
-import { anthropic, openai } from "../../src/vendors.ts";
+import { AnthropicSimulator, createSimulatedFetch, GitHubSimulator, ManualClock, OpenAISimulator } from "../../src/testing.ts";
+import { anthropic, github, openai } from "../../src/vendors.ts";
 import { runGitHubSync } from "../../examples/support/github-sync.ts";
 import { runBatch } from "../../examples/support/llm-batch.ts";
 import { runVirtually } from "../../examples/support/virtual-run.ts";
-import { FETCH_HAS_COSTS } from "./fetch-costs.ts";
+import { FETCH_COSTS_BEFORE_KEY, FETCH_HAS_COSTS } from "./fetch-costs.ts";
 
 const json = { "content-type": "application/json" };
 
@@ -46,7 +46,8 @@ describe.runIf(FETCH_HAS_COSTS)("profiles through createThrottledFetch", () => {
     expect(r.maxInFlight).toBeLessThanOrEqual(100);
   });
 
-  test("OpenAI: each model has its own budgets (a model at its limit does not hold another back)", async () => {
+  // Needs the fetch to compute `cost` (which reads the model from the body) before `key`.
+  test.runIf(FETCH_COSTS_BEFORE_KEY)("OpenAI: each model has its own budgets (a model at its limit does not hold another back)", async () => {
     const clock = new ManualClock();
     const server = new OpenAISimulator({ defaultLimits: { rpm: 2, tpm: 100_000 } });
     const simulated = createSimulatedFetch({ server, clock, latency: 100 });
@@ -63,6 +64,27 @@ describe.runIf(FETCH_HAS_COSTS)("profiles through createThrottledFetch", () => {
     expect(simulated.stats.byStatus[429]).toBeUndefined();
     expect(done.b).toEqual([100, 100]); // not behind model a's third call
     expect(done.a!.at(-1)).toBeGreaterThanOrEqual(60_000);
+  });
+
+  test("GitHub: a GraphQL mutation counts as a write, a query does not; a waiting REST write holds no read back", async () => {
+    const clock = new ManualClock();
+    const simulated = createSimulatedFetch({ server: new GitHubSimulator(), clock, latency: 10 });
+    const gh = createThrottledFetch({ ...github({ clock, contentCreating: { perMinute: 1 } }), fetch: simulated });
+    const at = async (path: string, init?: RequestInit) => {
+      const r = await gh(`https://api.github.com${path}`, init);
+      await r.text();
+      return [r.status, clock.now()];
+    };
+    const graphql = (query: string) => ({ method: "POST", headers: json, body: JSON.stringify({ query }) });
+    // The mutation takes the minute's only write…
+    expect(await runVirtually(clock, at("/graphql", graphql("mutation { addStar(input: { starrableId: \"x\" }) { clientMutationId } }"))))
+      .toEqual([200, 10]);
+    const results = await runVirtually(clock, Promise.all([
+      at("/repos/o/r/issues", { method: "POST", body: "{}" }), // …so this write waits for the next minute
+      at("/repos/o/r"),                                         // a read does not wait behind it
+      at("/graphql", graphql("query { viewer { login } }")),    // nor does a GraphQL query
+    ]));
+    expect(results).toEqual([[200, 60_010], [200, 20], [200, 20]]);
   });
 
   test("OpenAI: x-should-retry: false is not retried (a request larger than TPM)", async () => {
