@@ -11,7 +11,14 @@ import { type AnthropicEstimateOptions, estimateAnthropicRequest } from "./estim
 import { llmShouldRetry, ModelBudgets, ModelOfRequest, settleFromUsage } from "./llm-profile.ts";
 import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile } from "./profile.ts";
 
-/** Options of {@link anthropic}. */
+/**
+ * Options of {@link anthropic}.
+ *
+ * @example
+ * ```ts
+ * const options: AnthropicProfileOptions = { rpm: 50, inputTpm: 30_000, outputTpm: 8_000 };
+ * ```
+ */
 export interface AnthropicProfileOptions extends AnthropicEstimateOptions {
   /** Requests per minute (RPM). */
   readonly rpm: number;

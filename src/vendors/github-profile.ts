@@ -19,10 +19,24 @@ import type { VendorSignal } from "./types.ts";
 
 const HOUR = 60 * MINUTE;
 
-/** GitHub's rate-limit resources the profile budgets (others count as `core`). */
+/**
+ * GitHub's rate-limit resources the profile budgets (others count as `core`).
+ *
+ * @example
+ * ```ts
+ * const resource: GitHubProfileResource = "code_search";
+ * ```
+ */
 export type GitHubProfileResource = "core" | "graphql" | "search" | "code_search";
 
-/** Options of {@link github}. */
+/**
+ * Options of {@link github}.
+ *
+ * @example
+ * ```ts
+ * const options: GitHubProfileOptions = { core: 15_000, contentCreating: { perMinute: 40 } };
+ * ```
+ */
 export interface GitHubProfileOptions {
   /** `core` requests per hour: 5,000 for a user token (60 unauthenticated, 15,000 on Enterprise Cloud, 1,000 for `GITHUB_TOKEN`). @default 5000 */
   readonly core?: number;

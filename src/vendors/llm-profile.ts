@@ -25,7 +25,15 @@ import type { Usage } from "./types.ts";
 import type { Cost, SettleResult } from "./profile.ts";
 import { MINUTE } from "./profile.ts";
 
-/** Budgets per model: the members live as long as the profile, the combinations per key may be evicted. */
+/**
+ * Budgets per model: the members live as long as the profile, the combinations per key may be evicted.
+ *
+ * @example
+ * ```ts
+ * const budgets = new ModelBudgets(() => ({ requests: 500, tokens: 200_000 }), undefined);
+ * await budgets.keyed.get("gpt-4o-mini").reserve({ requests: 1, tokens: 1500 });
+ * ```
+ */
 export class ModelBudgets<D extends string> {
   readonly #limits: (model: string) => Readonly<Record<D, number>>;
   readonly #clock: Clock | undefined;
@@ -66,12 +74,26 @@ export class ModelBudgets<D extends string> {
   }
 }
 
-/** The key of a request whose cost was not (yet) computed: one shared budget. */
+/**
+ * The key of a request whose cost was not (yet) computed: one shared budget.
+ *
+ * @example
+ * ```ts
+ * new ModelOfRequest().key(new Request("https://x")) === UNKNOWN_MODEL; // true
+ * ```
+ */
 export const UNKNOWN_MODEL = "(unknown model)";
 
 /**
- * The model each request's `cost` found in its body, for `key`: the fetch computes a request's cost
- * before choosing its budget, and both see the same `Request`.
+ * The model each request's `cost` found in its body, for `key` — when the fetch computes a request's
+ * cost before choosing its budget (both see the same `Request`); otherwise {@link UNKNOWN_MODEL}.
+ *
+ * @example
+ * ```ts
+ * const models = new ModelOfRequest();
+ * models.set(request, "gpt-4o");
+ * models.key(request); // "gpt-4o"
+ * ```
  */
 export class ModelOfRequest {
   readonly #models = new WeakMap<Request, string>();
@@ -85,6 +107,11 @@ export class ModelOfRequest {
  * `retry.shouldRetry` for OpenAI and Anthropic: the server's `x-should-retry` decides when sent
  * (both official SDKs obey it); `retryStatuses` (Anthropic's 529) are retried with backoff even for
  * POST, since the server refused them before doing any work; otherwise the fetch's rule.
+ *
+ * @example
+ * ```ts
+ * createThrottledFetch({ limit: 5, retry: { shouldRetry: llmShouldRetry(new Set([529])) } });
+ * ```
  */
 export function llmShouldRetry(retryStatuses: ReadonlySet<number>): (context: RetryContext) => boolean | undefined {
   return ({ response }) => {
@@ -98,6 +125,11 @@ export function llmShouldRetry(retryStatuses: ReadonlySet<number>): (context: Re
 /**
  * Settles from `usage`: a streamed (SSE) response through the tap, whose pass-through the caller
  * reads; a JSON one from a clone. A refusal (429, 529) settles its tokens to 0 and keeps the request.
+ *
+ * @example
+ * ```ts
+ * const settle = settleFromUsage("openai", (u) => ({ requests: 1, tokens: u.totalTokens }), { requests: 1, tokens: 0 });
+ * ```
  */
 export function settleFromUsage(
   vendor: "openai" | "anthropic",

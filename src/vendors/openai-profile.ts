@@ -12,7 +12,14 @@ import { llmShouldRetry, ModelBudgets, ModelOfRequest, settleFromUsage } from ".
 import { readOpenAIHeaders } from "./openai-headers.ts";
 import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile } from "./profile.ts";
 
-/** A model's limits: requests and tokens per minute (your organization's, from the limits page). */
+/**
+ * A model's limits: requests and tokens per minute (your organization's, from the limits page).
+ *
+ * @example
+ * ```ts
+ * const limits: OpenAIModelLimits = { rpm: 500, tpm: 200_000 };
+ * ```
+ */
 export interface OpenAIModelLimits {
   /** Requests per minute. */
   readonly rpm: number;
@@ -20,7 +27,14 @@ export interface OpenAIModelLimits {
   readonly tpm: number;
 }
 
-/** Options of {@link openai}. */
+/**
+ * Options of {@link openai}.
+ *
+ * @example
+ * ```ts
+ * const options: OpenAIProfileOptions = { rpm: 500, tpm: 200_000, models: { "gpt-4o": { rpm: 500, tpm: 30_000 } } };
+ * ```
+ */
 export interface OpenAIProfileOptions extends OpenAIModelLimits, OpenAIEstimateOptions {
   /**
    * Limits of particular models; every other model gets `rpm`/`tpm`. OpenAI's limits are per

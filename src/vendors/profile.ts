@@ -118,5 +118,12 @@ export async function bodyText(request: Request): Promise<string | undefined> {
   }
 }
 
-/** Minutes in ms: every per-minute budget's interval. */
+/**
+ * A minute in ms: the interval of every per-minute budget.
+ *
+ * @example
+ * ```ts
+ * new WindowLimiter({ limit: 500, interval: MINUTE });
+ * ```
+ */
 export const MINUTE = 60_000;
