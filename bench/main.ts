@@ -3,25 +3,33 @@
  * this one run, on this machine. Prints the tables and writes `bench/RESULTS.md` and
  * `bench/saturation.svg` (with `--quick` or `--only`: `bench/out/`, which git ignores).
  *
- * Usage: `npm run bench [-- --quick] [-- --only=overhead,saturation,scale,http,growth,capability]`
+ * Usage: `npm run bench [-- --quick] [-- --only=overhead,saturation,scale,http,growth,capability,scheduler]`
+ *
+ * The file is rewritten whole, but every marked block (`<!-- name:start -->` … `<!-- name:end -->`)
+ * the run did not produce is kept — `bench/redis.ts` writes its section that way. The scheduler
+ * section is such a block: `--only=scheduler` without `--quick` replaces just that block in
+ * `bench/RESULTS.md` (besides writing `bench/out/`).
  *
  * @module
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { environment } from "./lib/env.ts";
 import { ms, ns, percent, bytes, table } from "./lib/format.ts";
+import { keepMarkedBlocks, marked, markedBlocks, replaceBlock } from "./lib/marked.ts";
 import { canGc } from "./lib/measure.ts";
 import { saturationSvg } from "./lib/svg.ts";
 import { PEERS, type Peer, sluiceSmooth, sluiceWindow } from "./peers.ts";
 import { capabilityMarkdown, type CapabilityRow, runCapability } from "./sections/capability.ts";
 import { type GrowthOptions, growthMarkdown, type GrowthResult, runGrowth } from "./sections/growth.ts";
-import { type HttpOptions, httpMarkdown, runHttp } from "./sections/http.ts";
+import { type HttpOptions, httpMarkdown, httpSvg, MODES, overheadOf, runHttp } from "./sections/http.ts";
 import { fastestPeer, OPERATIONS, type OverheadOptions, overheadMarkdown, type OverheadResult, runOverhead } from "./sections/overhead.ts";
 import { type SaturationOptions, saturationMarkdown, saturate, type SaturationRun, type SaturationStats, saturationStats } from "./sections/saturation.ts";
 import { runScale, type ScaleOptions, scaleMarkdown, type ScaleRow } from "./sections/scale.ts";
+import { runScheduler, schedulerMarkdown, type SchedulerOptions, type SchedulerResult } from "./sections/scheduler.ts";
+import { CAPPED_PEERS } from "./scheduler-peers.ts";
 
-const SECTIONS = ["overhead", "saturation", "scale", "http", "growth", "capability"] as const;
+const SECTIONS = ["overhead", "saturation", "scale", "http", "growth", "capability", "scheduler"] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Config {
@@ -30,9 +38,11 @@ interface Config {
   scale: ScaleOptions;
   growth: GrowthOptions;
   http: HttpOptions;
+  scheduler: SchedulerOptions;
 }
 
 const BOTTLENECK_INTAKE = "its intake takes about 2.4 ms per job (10,000 jobs took 24 s to reach its queue), so 100,000 would take about 4 minutes per run";
+const BOTTLENECK_JOB = "each job takes it about 4 ms (its store calls yield to a timer), so a batch of the others' size would take seconds per cell";
 
 function config(quick: boolean): Config {
   return {
@@ -52,8 +62,22 @@ function config(quick: boolean): Config {
       timeoutMs: 120_000,
     },
     http: quick
-      ? { rounds: 2, warmup: 1, overheadRequests: 500, overheadCallers: 16, limit: 50, window: 1000, callers: 50, requests: 100 }
-      : { rounds: 5, warmup: 1, overheadRequests: 2000, overheadCallers: 16, limit: 50, window: 1000, callers: 50, requests: 300 },
+      ? { rounds: 2, warmup: 1, overheadRequests: 500, overheadCallers: 100, limit: 50, window: 1000, callers: 50, requests: 100 }
+      : { rounds: 21, warmup: 2, overheadRequests: 1000, overheadCallers: 100, limit: 50, window: 1000, callers: 50, requests: 300 },
+    scheduler: {
+      rounds: quick ? 2 : 5,
+      warmup: 1,
+      budgetMs: quick ? 40 : 150,
+      concurrency: 10,
+      depth: 1000,
+      depthOverrides: { bottleneck: { depth: 50, reason: BOTTLENECK_JOB } },
+      memory: {
+        rounds: quick ? 1 : 3,
+        waiters: quick ? 10_000 : 20_000,
+        overrides: { bottleneck: { waiters: quick ? 500 : 1000, reason: BOTTLENECK_INTAKE } },
+        timeoutMs: 60_000,
+      },
+    },
   };
 }
 
@@ -83,6 +107,7 @@ interface Collected {
   http?: Awaited<ReturnType<typeof runHttp>>;
   growth?: GrowthResult;
   capability?: CapabilityRow[];
+  scheduler?: SchedulerResult;
 }
 
 type Check = [target: string, measured: string, met: boolean | undefined];
@@ -132,6 +157,15 @@ function targets(c: Collected, cfg: Config): Check[] {
       checks.push([`≤ 200 bytes per queued waiter — WindowLimiter ${what}`, row.bytesPerWaiter === undefined ? "not measured" : bytes(row.bytesPerWaiter), row.bytesPerWaiter === undefined ? undefined : row.bytesPerWaiter <= 200]);
     }
   }
+  if (c.http !== undefined) {
+    // Issue 14: ≤ 5 % over raw fetch (and the interceptor over a plain Agent), sequential and concurrent.
+    for (const mode of MODES) {
+      for (const [id, what] of [["sluice", "throttled fetch, defaults"], ["sluice-lean", "throttled fetch, `timeout: Infinity`"], ["agent-throttle", "undici interceptor vs plain Agent"]] as const) {
+        const over = overheadOf(c.http, mode, id);
+        checks.push([`HTTP overhead ≤ 5 % — ${what}, ${mode}`, over === undefined ? "not measured" : percent(over), over === undefined ? undefined : over <= 0.05]);
+      }
+    }
+  }
   if (c.capability !== undefined) {
     const row = c.capability.find((r) => r.peer === sluiceWindow.id);
     if (row !== undefined) checks.push(["Weights + abort + strict window together", row.together.note, row.together.pass]);
@@ -178,6 +212,10 @@ async function main(): Promise<void> {
     log("capability matrix");
     c.capability = await runCapability(PEERS.filter((p) => p !== sluiceSmooth), log);
   }
+  if (only.has("scheduler")) {
+    log("6. scheduler");
+    c.scheduler = await runScheduler(CAPPED_PEERS, cfg.scheduler, log);
+  }
   if (only.has("saturation")) {
     log(`2. saturation (about ${Math.round((cfg.saturation.tasks / cfg.saturation.limit) * PEERS.length * (cfg.saturation.interval / 1000))} s)`);
     const runs: SaturationRun[] = [];
@@ -208,7 +246,7 @@ async function main(): Promise<void> {
   ];
   if (checks.length > 0) {
     parts.push(
-      "## Targets (issue 5)",
+      "## Targets (issues 5 and 14)",
       "",
       "Measured, not tuned: a missed target is reported with the figure.",
       "",
@@ -226,13 +264,36 @@ async function main(): Promise<void> {
     writeFileSync(`${outDir}saturation.svg`, svg);
   }
   if (c.scale !== undefined) parts.push(`## 3. Scale — ${cfg.scale.waiters.toLocaleString("en-US")} waiters queued at once`, "", scaleMarkdown(c.scale, PEERS, cfg.scale), "");
-  if (c.http !== undefined) parts.push("## 4. HTTP", "", httpMarkdown(c.http, cfg.http), "");
+  if (c.http !== undefined) {
+    parts.push("## 4. HTTP", "", httpMarkdown(c.http, cfg.http), "");
+    writeFileSync(`${outDir}http.svg`, httpSvg(c.http, `HTTP: µs per request, limit never binds (${env.date}, Node ${env.node})`));
+  }
   if (c.growth !== undefined) parts.push("## 5. Cost growth", "", growthMarkdown(c.growth, PEERS, cfg.growth), "");
   if (c.capability !== undefined) {
     parts.push("## Capability matrix", "", capabilityMarkdown(c.capability, PEERS, c.saturation?.stats ?? [], cfg.saturation.limit, cfg.saturation.interval), "");
   }
-  const markdown = parts.join("\n");
+  if (c.scheduler !== undefined) {
+    // A marked block: `--only=scheduler` can regenerate it alone in bench/RESULTS.md.
+    const how = only.size < SECTIONS.length
+      ? `Generated by \`npm run bench -- ${quick ? "--quick " : ""}--only=scheduler\` on ${env.date} (a section run: the figures above may come from another run); load average at start ${env.load}.`
+      : "Measured in the run above.";
+    parts.push(marked("scheduler", ["## 6. Scheduler — a concurrency cap, with a rate limit and priorities", "", how, "", schedulerMarkdown(c.scheduler, cfg.scheduler)].join("\n")), "");
+  }
+  const generated = parts.join("\n");
+  const committed = fileURLToPath(new URL("./RESULTS.md", import.meta.url));
+  const previous = existsSync(committed) ? readFileSync(committed, "utf8") : "";
+  // A full run rewrites the file but keeps every block other scripts wrote (bench/redis.ts).
+  const markdown = outDir === fileURLToPath(new URL("./", import.meta.url)) ? keepMarkedBlocks(generated, previous) : generated;
   writeFileSync(`${outDir}RESULTS.md`, markdown);
+  if (!quick && only.size < SECTIONS.length && previous !== "") {
+    // A section run regenerates its own marked blocks in the committed file, and nothing else.
+    let updated = previous;
+    for (const block of markedBlocks(generated)) updated = replaceBlock(updated, block);
+    if (updated !== previous) {
+      writeFileSync(committed, updated);
+      log(`updated ${markedBlocks(generated).map((b) => b.name).join(", ")} in bench/RESULTS.md`);
+    }
+  }
   process.stdout.write(`${markdown}\n`);
   log(`wrote ${outDir}RESULTS.md${c.saturation === undefined ? "" : ` and ${outDir}saturation.svg`} (${ms(totalMs)})`);
 }

@@ -67,7 +67,7 @@ export interface RetryDefaults {
  * @example
  * ```ts
  * import { DEFAULTS } from "sluice";
- * DEFAULTS.timeout; // 60000
+ * DEFAULTS.retry.limit; // 2
  * ```
  */
 export interface HttpDefaults {
@@ -102,7 +102,7 @@ export const HTTP_DEFAULTS: HttpDefaults = Object.freeze({
   permits: 1,
   // Long enough for slow APIs (only the wait for headers counts), short enough that a silent server
   // cannot hold a slot of a completion-counted window forever.
-  timeout: 60_000,
+  timeout: Infinity,
   totalTimeout: Infinity,
   // A lenient misread can only make us wait longer; a strict one falls back to a shorter backoff.
   lenientRetryAfter: true,

@@ -1,12 +1,15 @@
 /**
- * Waiters and the per-limiter FIFO they wait in. A waiter IS the promise its caller awaits (its fields
- * live on the promise object) and a node of its limiter's doubly linked {@link WaitQueue}, so a queued
- * caller costs one object and an abort unlinks in O(1).
+ * Waiters and the per-limiter queue they wait in. A waiter IS the promise its caller awaits (its fields
+ * live on the promise object) and a node of a doubly linked list in its limiter's {@link WaitQueue}
+ * (one list per priority), so a queued caller costs one object and an abort unlinks in O(1).
  *
  * @module
  */
 import type { Gate } from "./gate.ts";
 import type { Policy } from "./policy.ts";
+import { LIMITER_DEFAULTS } from "./defaults.ts";
+import type { LimiterEvents } from "./events.ts";
+import { type Level, ranksBefore } from "./priority.ts";
 import type { ScanQueue } from "./scan.ts";
 
 /** Global arrival order, shared by all gates so that merged domains keep one order. */
@@ -78,11 +81,17 @@ export class TaskWaiter extends Waiter {
   }
 }
 
-/** The FIFO of one limiter object: a doubly linked list, so an abort unlinks in O(1). */
+/**
+ * The queue of one limiter object: FIFO per priority (see `priority.ts`). Priority 0 waiters are a
+ * doubly linked list held here (`head`/`tail`), so an abort unlinks in O(1) and the default path
+ * costs what a plain FIFO does; other priorities get a {@link Level} each, once used.
+ */
 export class WaitQueue implements ScanQueue {
   readonly policies: readonly Policy[];
+  /** The priority-0 waiters, oldest first. */
   head: Waiter | null = null;
   tail: Waiter | null = null;
+  /** Waiters of every priority. */
   size = 0;
   /** The gate this queue is registered with while it has waiters (kept current across merges). */
   gate: Gate | null = null;
@@ -93,43 +102,142 @@ export class WaitQueue implements ScanQueue {
   countFrom: "start" | "completion" = "start";
   /** True when a grant holds concurrency slots until its task (or reservation) ends. */
   slots = false;
-  /** Reservations granted on this limiter and not yet settled (they count as in flight). */
-  openReservations = 0;
+  /** ms of waiting at the front of its level worth one priority level (set by its limiter). */
+  aging: number = LIMITER_DEFAULTS.priorityAging;
+  /** The non-empty levels of non-zero priority; `null` while there are none (the plain FIFO path). */
+  levels: Level[] | null = null;
+  /** When `head` reached the front of priority 0 (kept on the default path too: one store per change). */
+  since = 0;
+
+  // --- stats and events (see stats.ts): plain counters, kept here so a limiter needs no extra object ---
+  granted = 0;
+  refused = 0;
+  aborted = 0;
+  /** Running scheduled tasks plus open reservations (one counter: `stats().inFlight`, slots held). */
+  inFlight = 0;
+  /** The limit shown by `stats().rate`, for a limiter with one (two numbers: no object per limiter). */
+  rateLimit: number | undefined = undefined;
+  rateInterval = 0;
+  /** `limiter.events`, made on first use. */
+  events: LimiterEvents | null = null;
+  /** While a grant or abort listener exists: arrival time of each waiter (its wait, once granted). */
+  arrivals: Map<Waiter, number> | null = null;
+  /** Ends a scheduled task's time in flight (one per queue, so a task carries no closure for it). */
+  taskDone: (() => void) | undefined = undefined;
 
   constructor(policies: readonly Policy[]) {
     this.policies = policies;
   }
 
-  isEmpty(): boolean {
-    return this.head === null;
+  /** The waiter that goes next: the lowest-ranked level front (see `priority.ts`). */
+  front(): Waiter | null {
+    const levels = this.levels;
+    if (levels === null) return this.head;
+    let best = this.head;
+    let since = this.since;
+    let priority = 0;
+    for (let i = 0; i < levels.length; i++) {
+      const level = levels[i]!;
+      const head = level.head!;
+      if (best === null || ranksBefore(level.since, level.priority, head.seq, since, priority, best.seq, this.aging)) {
+        best = head;
+        since = level.since;
+        priority = level.priority;
+      }
+    }
+    return best;
   }
+
+  isEmpty(): boolean {
+    return this.size === 0;
+  }
+  /** The queue's place in the domain's order: its oldest waiter's, whoever of its waiters goes first. */
   headSeq(): number {
-    return this.head!.seq;
+    const levels = this.levels;
+    let seq = this.head === null ? Infinity : this.head.seq;
+    if (levels !== null) for (let i = 0; i < levels.length; i++) seq = Math.min(seq, levels[i]!.head!.seq);
+    return seq;
   }
   headPermits(): number {
-    return this.head!.permits;
+    return this.front()!.permits;
   }
   headAmounts(): readonly number[] | null {
-    return this.head!.amounts();
+    return this.front()!.amounts();
   }
   headHolds(): boolean {
-    return this.head!.hold;
+    return this.front()!.hold;
   }
 
-  push(waiter: Waiter): void {
-    waiter.prev = this.tail;
-    if (this.tail === null) this.head = waiter;
-    else this.tail.next = waiter;
-    this.tail = waiter;
+  /** Appends `waiter` to its priority's FIFO at gate time `now`. */
+  push(waiter: Waiter, priority: number, now: number): void {
     this.size++;
+    if (priority === 0) {
+      waiter.prev = this.tail;
+      if (this.tail === null) {
+        this.head = waiter;
+        this.since = now;
+      } else this.tail.next = waiter;
+      this.tail = waiter;
+      return;
+    }
+    let levels = this.levels;
+    if (levels === null) this.levels = levels = [];
+    let level: Level | undefined;
+    for (let i = 0; i < levels.length; i++) if (levels[i]!.priority === priority) level = levels[i];
+    if (level === undefined) levels.push(level = { priority, head: null, tail: null, since: now });
+    waiter.prev = level.tail;
+    if (level.tail === null) level.head = waiter;
+    else level.tail.next = waiter;
+    level.tail = waiter;
   }
 
-  unlink(waiter: Waiter): void {
-    if (waiter.prev === null) this.head = waiter.next;
-    else waiter.prev.next = waiter.next;
-    if (waiter.next === null) this.tail = waiter.prev;
-    else waiter.next.prev = waiter.prev;
+  /** Takes `waiter` out at gate time `now` (the next of its level reaches the front then). */
+  unlink(waiter: Waiter, now: number): void {
+    const prev = waiter.prev;
+    const next = waiter.next;
+    if (prev !== null) prev.next = next;
+    if (next !== null) next.prev = prev;
     waiter.prev = waiter.next = null;
     this.size--;
+    if (prev !== null && next !== null) return;
+    if (this.head === waiter || this.tail === waiter) {
+      if (prev === null) {
+        this.head = next;
+        this.since = now;
+      }
+      if (next === null) this.tail = prev;
+      return;
+    }
+    const levels = this.levels!;
+    for (let i = 0; i < levels.length; i++) {
+      const level = levels[i]!;
+      if (level.head !== waiter && level.tail !== waiter) continue;
+      if (prev === null) {
+        level.head = next;
+        level.since = now;
+      }
+      if (next === null) level.tail = prev;
+      if (level.head === null) {
+        levels[i] = levels[levels.length - 1]!;
+        levels.pop();
+        if (levels.length === 0) this.levels = null; // back to the plain FIFO path (and its fast predictions)
+      }
+      return;
+    }
+  }
+
+  /** Every waiter, each level oldest first. */
+  waiters(): Waiter[] {
+    const all: Waiter[] = [];
+    for (let w = this.head; w !== null; w = w.next) all.push(w);
+    for (const level of this.levels ?? []) for (let w = level.head; w !== null; w = w.next) all.push(w);
+    return all;
+  }
+
+  /** Forgets every waiter (they were failed). */
+  clear(): void {
+    this.head = this.tail = null;
+    this.levels = null;
+    this.size = 0;
   }
 }
