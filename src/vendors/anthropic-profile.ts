@@ -9,6 +9,7 @@ import type { ResponseEvent } from "../http/options.ts";
 import { readAnthropicHeaders } from "./anthropic-headers.ts";
 import { type AnthropicEstimateOptions, estimateAnthropicRequest } from "./estimate-anthropic.ts";
 import { llmShouldRetry, ModelBudgets, ModelOfRequest, settleFromUsage } from "./llm-profile.ts";
+import { positiveInteger } from "../validate.ts";
 import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile } from "./profile.ts";
 
 /**
@@ -26,11 +27,17 @@ export interface AnthropicProfileOptions extends AnthropicEstimateOptions {
   readonly inputTpm: number;
   /** Output tokens per minute (OTPM). */
   readonly outputTpm: number;
+  /**
+   * At most this many calls in flight per model, each holding its slot until its usage is read (its
+   * body done) — composes with the budgets in one grant. (The fetch's own `maxConcurrent` does the
+   * same for any profile; this one needs no support from the fetch.) @default no cap
+   */
+  readonly maxConcurrent?: number;
   /** The clock of the budgets (a `ManualClock` in tests); it is passed on to the fetch. @default systemClock */
   readonly clock?: Clock;
 }
 
-const KNOWN = ["rpm", "inputTpm", "outputTpm", "clock", "charsPerToken", "defaultMaxOutputTokens"];
+const KNOWN = ["maxConcurrent", "rpm", "inputTpm", "outputTpm", "clock", "charsPerToken", "defaultMaxOutputTokens"];
 
 /** Anthropic's overload status: not a quota, retried with backoff, and no budget is paused or cut. */
 const OVERLOADED = new Set([529]);
@@ -71,13 +78,13 @@ export function anthropic(options: AnthropicProfileOptions): VendorProfile {
     ...(o.defaultMaxOutputTokens === undefined ? {} : { defaultMaxOutputTokens: o.defaultMaxOutputTokens }),
   };
   estimateAnthropicRequest("{}", estimate); // checks the estimator's options now
-  const budgets = new ModelBudgets(() => limits, o.clock);
+  const budgets = new ModelBudgets(() => limits, o.clock, o.maxConcurrent === undefined ? undefined : positiveInteger("maxConcurrent", o.maxConcurrent));
   const modelOf = new ModelOfRequest();
 
   const cost = async (request: Request): Promise<Cost> => {
     const found = estimateAnthropicRequest(await bodyText(request), estimate);
     modelOf.set(request, found?.model);
-    return { requests: 1, input: found?.inputTokens ?? 0, output: found?.outputTokens ?? 0 };
+    return { requests: 1, input: found?.inputTokens ?? 0, output: found?.outputTokens ?? 0, ...budgets.slot };
   };
   const onResponse = ({ response, key }: ResponseEvent): void => {
     if (key === undefined || response.status === 529) return;

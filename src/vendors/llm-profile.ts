@@ -15,6 +15,7 @@
 
 import type { Clock } from "../clock.ts";
 import { combine } from "../limiters/combine.ts";
+import { ConcurrencyLimiter } from "../limiters/concurrency.ts";
 import { KeyedLimiter } from "../limiters/keyed.ts";
 import { WindowLimiter } from "../limiters/window.ts";
 import type { RetryContext } from "../http/options.ts";
@@ -37,16 +38,39 @@ import { MINUTE } from "./profile.ts";
 export class ModelBudgets<D extends string> {
   readonly #limits: (model: string) => Readonly<Record<D, number>>;
   readonly #clock: Clock | undefined;
+  readonly #maxConcurrent: number | undefined;
   readonly #members = new Map<string, Record<D, WindowLimiter>>();
+  readonly #slots = new Map<string, ConcurrencyLimiter>();
   readonly keyed: KeyedLimiter<string>;
 
-  constructor(limits: (model: string) => Readonly<Record<D, number>>, clock: Clock | undefined) {
+  /**
+   * @param maxConcurrent when given, each model's combination also holds a `concurrent` dimension:
+   *   a slot from the grant until the reservation settles — for a settled call, once its usage is
+   *   read, i.e. its body is done.
+   */
+  constructor(limits: (model: string) => Readonly<Record<D, number>>, clock: Clock | undefined, maxConcurrent?: number) {
     this.#limits = limits;
     this.#clock = clock;
+    this.#maxConcurrent = maxConcurrent;
     this.keyed = new KeyedLimiter<string>({
-      create: (model) => combine(this.members(model)),
+      create: (model) => combine(this.#slotted(model)),
       ...(clock === undefined ? {} : { clock }),
     });
+  }
+
+  /** The cost of the `concurrent` dimension: 1 when `maxConcurrent` was given, else nothing. */
+  get slot(): { concurrent?: number } {
+    return this.#maxConcurrent === undefined ? {} : { concurrent: 1 };
+  }
+
+  #slotted(model: string): Record<string, WindowLimiter | ConcurrencyLimiter> {
+    if (this.#maxConcurrent === undefined) return this.members(model);
+    let slots = this.#slots.get(model);
+    if (slots === undefined) {
+      slots = new ConcurrencyLimiter({ limit: this.#maxConcurrent, ...(this.#clock === undefined ? {} : { clock: this.#clock }) });
+      this.#slots.set(model, slots);
+    }
+    return { ...this.members(model), concurrent: slots };
   }
 
   /** The limiters of a model's budgets, by dimension (made on first use). */

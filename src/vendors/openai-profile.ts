@@ -6,7 +6,7 @@
 
 import type { Clock } from "../clock.ts";
 import type { ResponseEvent } from "../http/options.ts";
-import { describeValue } from "../validate.ts";
+import { describeValue, positiveInteger } from "../validate.ts";
 import { estimateOpenAIRequest, type OpenAIEstimateOptions } from "./estimate-openai.ts";
 import { llmShouldRetry, ModelBudgets, ModelOfRequest, settleFromUsage } from "./llm-profile.ts";
 import { readOpenAIHeaders } from "./openai-headers.ts";
@@ -41,11 +41,17 @@ export interface OpenAIProfileOptions extends OpenAIModelLimits, OpenAIEstimateO
    * model (each has its own RPM and TPM), so each model gets budgets of its own either way.
    */
   readonly models?: Readonly<Record<string, OpenAIModelLimits>>;
+  /**
+   * At most this many calls in flight per model, each holding its slot until its usage is read (its
+   * body done) — composes with the budgets in one grant. (The fetch's own `maxConcurrent` does the
+   * same for any profile; this one needs no support from the fetch.) @default no cap
+   */
+  readonly maxConcurrent?: number;
   /** The clock of the budgets (a `ManualClock` in tests); it is passed on to the fetch. @default systemClock */
   readonly clock?: Clock;
 }
 
-const KNOWN = ["rpm", "tpm", "models", "clock", "charsPerToken", "defaultMaxOutputTokens"];
+const KNOWN = ["maxConcurrent", "rpm", "tpm", "models", "clock", "charsPerToken", "defaultMaxOutputTokens"];
 
 /**
  * Options for `createThrottledFetch` that keep a client inside OpenAI's rate limits: two budgets per
@@ -88,13 +94,13 @@ export function openai(options: OpenAIProfileOptions): VendorProfile {
     ...(o.defaultMaxOutputTokens === undefined ? {} : { defaultMaxOutputTokens: o.defaultMaxOutputTokens }),
   };
   estimateOpenAIRequest("{}", estimate); // checks the estimator's options now, not at the first call
-  const budgets = new ModelBudgets((model) => models[model] ?? fallback, o.clock);
+  const budgets = new ModelBudgets((model) => models[model] ?? fallback, o.clock, o.maxConcurrent === undefined ? undefined : positiveInteger("maxConcurrent", o.maxConcurrent));
   const modelOf = new ModelOfRequest();
 
   const cost = async (request: Request): Promise<Cost> => {
     const found = estimateOpenAIRequest(await bodyText(request), estimate);
     modelOf.set(request, found?.model);
-    return { requests: 1, tokens: found?.tokens ?? 0 };
+    return { requests: 1, tokens: found?.tokens ?? 0, ...budgets.slot };
   };
   const onResponse = ({ response, key }: ResponseEvent): void => {
     if (key === undefined) return;

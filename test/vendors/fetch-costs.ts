@@ -31,3 +31,23 @@ export const FETCH_COSTS_BEFORE_KEY: boolean = FETCH_HAS_COSTS && await (async (
   await (await api("https://example.com/")).text();
   return order[0] === "cost";
 })();
+
+/**
+ * Whether the fetch's `maxConcurrent` keeps a named combination's dimensions, so a per-dimension
+ * cost (`{ requests: 1, tokens: 500 }`) still works with it.
+ */
+export const FETCH_SLOTS_WITH_DIMENSIONS: boolean = FETCH_HAS_COSTS && await (async () => {
+  const { combine, WindowLimiter } = await import("../../src/index.ts");
+  const api = createThrottledFetch({
+    limiter: combine({ requests: new WindowLimiter({ limit: 10, interval: 1000 }), tokens: new WindowLimiter({ limit: 10, interval: 1000 }) }),
+    cost: { requests: 1, tokens: 2 },
+    maxConcurrent: 1,
+    fetch: async () => new Response(""),
+  } as never);
+  try {
+    await (await api("https://example.com/")).text();
+    return true;
+  } catch {
+    return false;
+  }
+})();

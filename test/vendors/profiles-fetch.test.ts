@@ -9,7 +9,7 @@ import { anthropic, github, openai } from "../../src/vendors.ts";
 import { runGitHubSync } from "../../examples/support/github-sync.ts";
 import { runBatch } from "../../examples/support/llm-batch.ts";
 import { runVirtually } from "../../examples/support/virtual-run.ts";
-import { FETCH_COSTS_BEFORE_KEY, FETCH_HAS_COSTS } from "./fetch-costs.ts";
+import { FETCH_COSTS_BEFORE_KEY, FETCH_HAS_COSTS, FETCH_SLOTS_WITH_DIMENSIONS } from "./fetch-costs.ts";
 
 const json = { "content-type": "application/json" };
 
@@ -85,6 +85,35 @@ describe.runIf(FETCH_HAS_COSTS)("profiles through createThrottledFetch", () => {
       at("/graphql", graphql("query { viewer { login } }")),    // nor does a GraphQL query
     ]));
     expect(results).toEqual([[200, 60_010], [200, 20], [200, 20]]);
+  });
+
+  const concurrentBatch = async (fetchOptions: (clock: ManualClock) => object) => {
+    const clock = new ManualClock();
+    const server = new OpenAISimulator({ defaultLimits: { rpm: 100, tpm: 20_000 }, refundUnused: true });
+    const simulated = createSimulatedFetch({ server, clock, latency: { min: 100, max: 1000 } });
+    const api = createThrottledFetch({ ...fetchOptions(clock), fetch: simulated } as never);
+    const statuses = await runVirtually(clock, Promise.all(Array.from({ length: 40 }, async (_, i) => {
+      const r = await api("https://api.openai.com/v1/chat/completions", {
+        method: "POST", headers: json, body: JSON.stringify({ model: "m", max_tokens: 100, messages: [{ role: "user", content: `#${i}` }] }),
+      });
+      await r.text();
+      return r.status;
+    })));
+    return { statuses, stats: simulated.stats };
+  };
+
+  test("the profile's maxConcurrent: at most that many calls in flight, still no 429", async () => {
+    const { statuses, stats } = await concurrentBatch((clock) => openai({ rpm: 100, tpm: 20_000, clock, maxConcurrent: 3 }));
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(stats.maxInFlight).toBe(3);
+    expect(stats.byStatus[429]).toBeUndefined();
+  });
+
+  test.runIf(FETCH_SLOTS_WITH_DIMENSIONS)("composes with the fetch's maxConcurrent", async () => {
+    const { statuses, stats } = await concurrentBatch((clock) => ({ ...openai({ rpm: 100, tpm: 20_000, clock }), maxConcurrent: 3 }));
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(stats.maxInFlight).toBe(3);
+    expect(stats.byStatus[429]).toBeUndefined();
   });
 
   test("OpenAI: x-should-retry: false is not retried (a request larger than TPM)", async () => {

@@ -66,6 +66,13 @@ describe("openai()", () => {
     expect(await request.text()).toContain("gpt-4o-mini"); // the request's own body is unread
   });
 
+  test("maxConcurrent adds a slot to each model's budgets", async () => {
+    expect(() => openai({ rpm: 10, tpm: 10, maxConcurrent: 0 })).toThrow(new RangeError("`maxConcurrent` must be a positive integer, got 0"));
+    const profile = openai({ rpm: 10, tpm: 10_000, maxConcurrent: 2 });
+    expect(await profile.cost(post("https://x", chat()))).toMatchObject({ requests: 1, concurrent: 1 });
+    expect(await anthropic({ rpm: 1, inputTpm: 1, outputTpm: 1 }).cost(new Request("https://x"))).toEqual({ requests: 1, input: 0, output: 0 });
+  });
+
   test("a body that is not JSON reserves one request and no tokens (the settle counts them)", async () => {
     const profile = openai({ rpm: 10, tpm: 10_000 });
     expect(await profile.cost(new Request("https://x", { method: "POST", body: "not json" }))).toEqual({ requests: 1, tokens: 0 });
