@@ -66,6 +66,7 @@ export type {
   ThrottledFetchOptions,
   ThrottleEvent,
 } from "./http/options.ts";
+export type { Cost, SettleContext, SettleFunction, SettleResult } from "./http/costs.ts";
 export type { BackoffDefaults, BudgetDefaults, HttpDefaults, RetryDefaults } from "./http/defaults.ts";
 export { RetryBudget, type RetryBudgetOptions } from "./http/budget.ts";
 export { TimeoutError } from "./http/errors.ts";

@@ -85,6 +85,8 @@ export interface HttpDefaults {
   readonly idempotencyKey: boolean;
   /** The header `idempotencyKey: true` sets on non-idempotent requests. */
   readonly idempotencyKeyHeader: string;
+  /** With `maxConcurrent`: ms a response body may go unread before its slot is freed. */
+  readonly slotTimeout: number;
   /** Retry settings. */
   readonly retry: RetryDefaults;
 }
@@ -109,6 +111,8 @@ export const HTTP_DEFAULTS: HttpDefaults = Object.freeze({
   rateLimitHeaders: true,
   idempotencyKey: false,
   idempotencyKeyHeader: "Idempotency-Key",
+  // A caller that reads its body reads it at once; one that never will must not hold a slot long.
+  slotTimeout: 30_000,
   retry: Object.freeze({
     limit: 2,
     methods: Object.freeze(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE", "QUERY"]),

@@ -24,6 +24,8 @@ import {
 import { RetryBudget, type RetryBudgetOptions } from "./budget.ts";
 import { HTTP_DEFAULTS } from "./defaults.ts";
 import type { NoRetryReason, RetryPolicy } from "./retry.ts";
+import { concurrencyFor } from "./slots.ts";
+import { type Cost, resolveCosts, type ResolvedCosts, type SettleFunction } from "./costs.ts";
 
 /**
  * A function with the signature of `fetch`.
@@ -251,6 +253,57 @@ export interface ThrottledFetchOptions {
   /** Permits one attempt costs, or a function of the request (e.g. estimated tokens). @default 1 */
   permits?: number | ((request: Request) => number);
   /**
+   * What one attempt reserves, computed once per call from the request (may be async: it may read
+   * the replayable body via `request.clone().text()`): a number, or per dimension for a limiter made
+   * with `combine({ requests: …, tokens: … })` (a dimension left out reserves 0). Replaces `permits`
+   * (giving both is a TypeError). A cost that can never fit rejects the call at once with the
+   * limiter's RangeError naming the dimension, before anything is sent. Each attempt then takes a
+   * reservation (`limiter.reserve`), which counts from its grant — also on a `WindowLimiter` with
+   * `countFrom: "completion"`. @default permits
+   * @example
+   * ```ts
+   * createThrottledFetch({ limiter: llm, cost: { requests: 1, tokens: 4000 } });
+   * ```
+   */
+  cost?: Cost | ((request: Request) => Cost | Promise<Cost>);
+  /**
+   * The actual cost of an attempt, read from its response; its reservation settles to it (refund,
+   * or debt when higher). Return `undefined` to keep it as reserved. For a streamed body, return
+   * `{ response, actual }`: the call resolves with that `response` (e.g. a pass-through tap), and
+   * settles when `actual` resolves. If `actual` resolves undefined or rejects, the value is not a
+   * valid cost, or the caller never reads the body, the reservation counts in full. Called for every
+   * response, retried ones included; attempts that fail (network error, timeout) count as reserved.
+   * A throw from `settle` rejects the call (the reservation counts in full).
+   * @example
+   * ```ts
+   * settle: async (response) => ({ tokens: (await response.clone().json()).usage.total_tokens }),
+   * ```
+   */
+  settle?: SettleFunction;
+  /**
+   * At most this many attempts in flight at once (per key with a `KeyedLimiter`): a
+   * `ConcurrencyLimiter` combined with the rate limiter (or alone, without `limit`/`limiter`). A slot
+   * is held from the grant until the response body is fully read, cancelled or errors — for a
+   * response without a body, until its headers — and freed after `slotTimeout` ms in which nobody
+   * read the body (it stays readable). Attempts take reservations (see `cost`).
+   * @example
+   * ```ts
+   * createThrottledFetch({ limit: 10, interval: 1000, maxConcurrent: 4 });
+   * ```
+   */
+  maxConcurrent?: number;
+  /** With `maxConcurrent`: ms a response body may go unread before its slot is freed. @default 30000 */
+  slotTimeout?: number;
+  /**
+   * Queue priority of a call (higher first, default 0; FIFO within a priority), from the request.
+   * Without it, the standard `init.priority` is honoured: "high" → 1, "low" → -1, "auto" → 0.
+   * @example
+   * ```ts
+   * priority: (request) => (request.headers.get("x-interactive") ? 1 : 0),
+   * ```
+   */
+  priority?: (request: Request) => number;
+  /**
    * Reject with `MaxWaitExceededError` when the limiter predicts a longer wait than this (ms),
    * before queueing; a retry that would wait longer is not made (the caller gets the response).
    * @default the limiter's own `maxWait`
@@ -303,6 +356,11 @@ export interface ResolvedOptions {
   readonly key: (request: Request) => string;
   readonly fetch: FetchLike | undefined;
   readonly permits: number | ((request: Request) => number);
+  /** Set when an attempt takes a reservation (`cost`, `settle` or `maxConcurrent` given). */
+  readonly costs: ResolvedCosts | undefined;
+  /** The limiter of a key with `maxConcurrent` (its slots combined in). */
+  readonly slotsOf: ((limiter: Limiter | undefined, key: string) => Limiter) | undefined;
+  readonly priority: ((request: Request) => number) | undefined;
   readonly maxWait: number | undefined;
   readonly policy: RetryPolicy;
   readonly budget: RetryBudget | undefined;
@@ -406,9 +464,16 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     throw new TypeError("`limit`/`interval` make a limiter of their own: give them or `limiter`, not both");
   }
   const keyed = isKeyedLimiter(o.limiter) ? o.limiter : undefined;
-  const limiter = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
+  let limiter = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
     ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion", clock })
     : (o.limiter as Limiter | undefined);
+  const costs = resolveCosts(o);
+  let slotsOf: ResolvedOptions["slotsOf"];
+  if (costs?.maxConcurrent !== undefined) {
+    const slots = concurrencyFor(keyed === undefined ? limiter : undefined, costs.maxConcurrent, clock);
+    if (keyed === undefined) limiter = slots(undefined, "");
+    else slotsOf = slots;
+  }
   if (keyed === undefined && !isLimiter(limiter)) {
     throw new TypeError(`\`limiter\` must be a Limiter or a KeyedLimiter (or give \`limit\`), got ${describeValue(o.limiter)}`);
   }
@@ -417,6 +482,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
   }
   const permits = o.permits ?? HTTP_DEFAULTS.permits;
   if (typeof permits !== "function") positiveInteger("permits", permits);
+  const priority = optionalFunction("priority", o.priority);
 
   const r = typeof o.retry === "number"
     ? { limit: o.retry }
@@ -443,6 +509,9 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     key: optionalFunction("key", o.key) ?? originOf,
     fetch: optionalFunction("fetch", o.fetch),
     permits,
+    costs,
+    slotsOf,
+    priority,
     maxWait: o.maxWait === undefined ? undefined : nonNegativeOrInfinity("maxWait", o.maxWait),
     policy,
     budget: policy.limit === 0 ? undefined : resolveBudget(r.budget),
@@ -461,6 +530,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     random: optionalFunction("random", o.random) ?? Math.random,
   };
   const lean = typeof permits !== "function" && keyed === undefined && resolved.idempotencyKey === undefined &&
+    costs === undefined && priority === undefined &&
     !resolved.shouldRetry && !resolved.delay && !resolved.onThrottle && !resolved.onRetry && !resolved.onResponse;
   return { ...resolved, lean };
 }

@@ -36,6 +36,11 @@ import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
 import { anySignal, sleep, startTimer, type Timer } from "./timers.ts";
+import { applySettle, AttemptHold, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
+import type { ScheduleOptions } from "../limiters/limiter.ts";
+import type { Reservation } from "../limiters/reservation.ts";
+import { ARRIVAL, newArrival } from "../limiters/waiter.ts";
+import { slotCost } from "./slots.ts";
 
 /**
  * A function with `fetch`'s signature and semantics: it resolves with the final `Response` whatever
@@ -202,7 +207,19 @@ async function runAttempts(
   const started = clock.now();
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
-  const scheduleOptions = config.maxWait === undefined ? { permits, signal: callSignal } : { permits, signal: callSignal, maxWait: config.maxWait };
+  const priority = config.priority === undefined && init?.priority === undefined ? 0 : priorityOf(init, () => call.request, config.priority);
+  const scheduleOptions: ScheduleOptions = config.maxWait === undefined ? { permits, signal: callSignal } : { permits, signal: callSignal, maxWait: config.maxWait };
+  if (priority !== 0) (scheduleOptions as { priority?: number }).priority = priority;
+  // A retry waits in the call's place in the queue, not behind everyone who came since (see README
+  // "A retry keeps its place"): the arrival number the first attempt queues with, kept.
+  const place = newArrival();
+  let retryOptions: ScheduleOptions | undefined;
+  const costs = config.costs;
+  const cost = costs === undefined || !costs.reserve ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
+  // With `maxConcurrent` alone: attempts are tasks held until their body ends (see `scheduleUntilEnd`).
+  // (A task of `permits` takes that many of every member, slots too: other costs reserve instead.)
+  const slotOnly = costs !== undefined && !costs.reserve && permits === 1;
+  const reserved = costs === undefined || slotOnly ? undefined : cost ?? permits;
   config.budget?.deposit();
   // Per attempt, a controller and a timer only for a finite `timeout` (the caller's signal alone
   // is passed as is); the caller's init unchanged when nothing in it needs replacing.
@@ -212,13 +229,18 @@ async function runAttempts(
   try {
     for (;;) {
       // Looked up per attempt: a KeyedLimiter may have replaced an idle key's limiter meanwhile.
-      const limiter: Limiter = config.keyed === undefined ? config.limiter! : config.keyed.get(key!);
+      const limiter: Limiter = config.keyed === undefined
+        ? config.limiter!
+        : config.slotsOf === undefined ? config.keyed.get(key!) : config.slotsOf(config.keyed.get(key!), key!);
       let sent = false;
       let timedOut: TimeoutError | undefined;
       let inFlight = 0; // the other requests on this limiter in flight when the response came
       let result: AttemptResult;
+      let hold: AttemptHold | undefined;
+      let endSlot: (() => void) | undefined;
+      const options = state.attempts === 0 ? scheduleOptions : retryOptions ??= { ...scheduleOptions, [ARRIVAL]: place } as ScheduleOptions;
       try {
-        const response = await limiter.schedule(async () => {
+        const send = async () => {
           sent = true;
           const attempts = ++state.attempts;
           held?.discard();
@@ -242,9 +264,27 @@ async function runAttempts(
             flight.end();
             timer?.cancel();
           }
-        }, scheduleOptions);
+        };
+        let response: Response;
+        if (slotOnly) {
+          const scheduled = scheduleUntilEnd(limiter, send, options);
+          endSlot = scheduled.end;
+          response = await scheduled.response;
+        } else if (reserved === undefined) response = await limiter.schedule(send, options);
+        else {
+          const asked = costs!.maxConcurrent === undefined ? reserved : slotCost(limiter, reserved);
+          const reservation = await reserveOn(limiter, asked, options);
+          // Granted, but the caller left before anything was sent: everything goes back.
+          if (callSignal?.aborted) {
+            reservation.cancel();
+            throw abortReason(callSignal);
+          }
+          hold = new AttemptHold(reservation, clock, { slot: costs!.maxConcurrent !== undefined, slotTimeout: costs!.slotTimeout });
+          response = await send();
+        }
         result = { response };
       } catch (error) {
+        hold?.release(); // a failed attempt counts as reserved
         // Not sent: the limiter refused or the wait was aborted; nothing was taken. A refused retry
         // gives the caller the response it already had (the README's promise), not the refusal.
         if (!sent) {
@@ -262,13 +302,36 @@ async function runAttempts(
       }
 
       if (result.response !== undefined && !isResponse(result.response)) {
+        hold?.release();
+        endSlot?.();
         throw new TypeError(`\`fetch\` must resolve with a Response, got ${typeof result.response}`);
       }
-      const after = afterAttempt(config, {
-        call, result, attempt: state.attempts, key, limiter, idempotent, replayable, started, inFlight,
-      });
-      // Decided at once unless a hook or the decision needs awaiting (no hop for a final response).
-      const decided = after instanceof Promise ? await after : after;
+      let decided: Decided;
+      try {
+        const after = afterAttempt(config, {
+          call, result, attempt: state.attempts, key, limiter, idempotent, replayable, started, inFlight,
+        });
+        // Decided at once unless a hook or the decision needs awaiting (no hop for a final response).
+        decided = after instanceof Promise ? await after : after;
+      } catch (error) {
+        hold?.release();
+        endSlot?.();
+        throw error;
+      }
+      if (endSlot !== undefined && result.response !== undefined) {
+        if (decided.retry === false) return trackBody(result.response, endSlot, clock, costs!.slotTimeout);
+        endSlot(); // a retried body is discarded: its slot ends now
+      }
+      if (hold !== undefined && result.response !== undefined) {
+        // `settle` reads every response, retried ones too; the caller (or the retry's drain) gets
+        // the response it hands back.
+        const response = applySettle(costs!.settle, result.response, { request: call.request, reserved: reserved!, attempt: state.attempts }, hold);
+        if (decided.retry === false) {
+          return costs!.maxConcurrent === undefined ? response : trackBody(response, () => hold.bodyEnded(), clock, costs!.slotTimeout);
+        }
+        result = { response };
+        hold.bodyEnded(); // a retried body is discarded: its slot ends now
+      }
       if (decided.retry === false) {
         if (result.response !== undefined) return result.response;
         throw result.error;
@@ -399,4 +462,13 @@ function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryD
     key,
   });
   return { retry: true, delay: decision.delay, paused };
+}
+
+/** Reserves `cost` on `limiter`, which must support reservations (every built-in limiter does). */
+function reserveOn(limiter: Limiter, cost: Cost, options: ScheduleOptions): Promise<Reservation> {
+  if (typeof limiter.reserve !== "function") {
+    throw new TypeError("`cost`, `settle` and `maxConcurrent` need a limiter with `reserve()` (every sluice limiter has it)");
+  }
+  const { permits: _, ...rest } = options;
+  return limiter.reserve(cost, rest);
 }

@@ -225,19 +225,34 @@ export class Gate {
     hold: boolean,
     task?: Task,
     priority = 0,
+    arrival?: number,
   ): Promise<void> {
     const waiter = task === undefined ? new Waiter(permits, queue, hold) : new TaskWaiter(permits, queue, hold, task);
-    return this.enqueueWaiter(waiter, now, signal, priority);
+    return this.enqueueWaiter(waiter, now, signal, priority, arrival);
   }
 
-  /** Queues a waiter made by the caller (a reservation's, see `reservation.ts`); see {@link Gate.enqueue}. */
-  enqueueWaiter(waiter: Waiter, now: number, signal: AbortSignal | undefined, priority = 0): Promise<void> {
+  /**
+   * Queues a waiter made by the caller (a reservation's, see `reservation.ts`); see {@link Gate.enqueue}.
+   * With `arrival` (see `ARRIVAL` in `waiter.ts`) it takes that place in its priority's FIFO, not the last.
+   */
+  enqueueWaiter(waiter: Waiter, now: number, signal: AbortSignal | undefined, priority = 0, arrival?: number): Promise<void> {
     const queue = waiter.queue;
     const permits = waiter.permits;
     const amounts = waiter.amounts();
     const promise: Promise<void> = waiter;
     const front = queue.size === 0;
     if (front) this.#activate(queue);
+    if (arrival !== undefined) waiter.seq = arrival;
+    if (arrival !== undefined && !front) {
+      // An earlier arrival goes back to its place: the order (and the predictions' cache, which
+      // assumes appends) changed; at the front it displaces the waiter that reserved the next grant.
+      queue.insert(waiter, priority, now);
+      if (queue.arrivals !== null) queue.arrivals.set(waiter, now);
+      if (signal !== undefined) watch(signal, waiter);
+      this.#tail = undefined;
+      if (queue.front() === waiter) this.scan(now);
+      return promise;
+    }
     queue.push(waiter, priority, now);
     if (queue.arrivals !== null) queue.arrivals.set(waiter, now);
     if (signal !== undefined) watch(signal, waiter);
@@ -245,6 +260,11 @@ export class Gate {
       // Its priority put it first on its limiter: the waiter it passed no longer reserves; recompute.
       if (queue.levels !== null && queue.front() === waiter) this.scan(now);
       // Behind others on its own limiter, it waits for them and holds nothing; the front one is armed.
+      return promise;
+    }
+    if (arrival !== undefined && this.active.size > 1) {
+      // Not necessarily last in the domain's arrival order, which the shortcut below assumes.
+      this.scan(now);
       return promise;
     }
     // At the front and last in arrival order: hold what stops it, and arm if that changes sooner.

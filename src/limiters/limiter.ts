@@ -19,6 +19,7 @@ import {
 } from "../validate.ts";
 import { abortReason, Gate, RESOLVED, startTask, type Task, WaitQueue } from "./gate.ts";
 import type { Policy } from "./policy.ts";
+import { arrivalOf } from "./waiter.ts";
 import { type Dimensions, type Permits, type Reservation, type ReserveOptions, reserveOn } from "./reservation.ts";
 import { checkPriority } from "./priority.ts";
 import type { LimiterEvents } from "./events.ts";
@@ -290,7 +291,7 @@ export abstract class GatedLimiter implements Limiter {
     }
     // A held task's permits are stamped at its start, or released at its completion, by the gate
     // (see the queue's `countFrom`).
-    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, priority);
+    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, priority, arrivalOf(opts));
   }
 
   /** Releases permits held until a task completes (`release`) and the concurrency slots it holds. */

@@ -23,7 +23,7 @@ import type { Policy } from "./policy.ts";
 import { amountAt } from "./scan.ts";
 import { checkPriority } from "./priority.ts";
 import { addInFlight, grantedAtOnce, refused } from "./stats.ts";
-import { Waiter, type WaitQueue } from "./waiter.ts";
+import { arrivalOf, Waiter, type WaitQueue } from "./waiter.ts";
 import { abortReason } from "./signals.ts";
 import { MaxWaitExceededError, QueueFullError } from "../errors.ts";
 import { checkPermits, describeValue, nonNegativeInteger, nonNegativeOrInfinity, optionalSignal, optionsObject } from "../validate.ts";
@@ -299,5 +299,5 @@ export function reserveOn(context: ReserveContext, permits: unknown, options: Re
     refused(queue, ask.permits, "maxQueue");
     return Promise.reject(new QueueFullError(context.maxQueue));
   }
-  return gate.enqueueWaiter(new ReserveWaiter(ask), now, signal, priority) as unknown as Promise<Reservation>;
+  return gate.enqueueWaiter(new ReserveWaiter(ask), now, signal, priority, arrivalOf(opts)) as unknown as Promise<Reservation>;
 }

@@ -16,6 +16,48 @@ import type { ScanQueue } from "./scan.ts";
 let nextSeq = 0;
 
 /**
+ * A new arrival number, taken ahead of queueing: a call that makes several requests in turn (the
+ * throttled fetch's retries) queues each of them at its first arrival (see {@link ARRIVAL}).
+ * @internal
+ *
+ * @example
+ * ```ts
+ * const place = newArrival(); // later: limiter.schedule(task, { [ARRIVAL]: place })
+ * ```
+ */
+export function newArrival(): number {
+  return nextSeq++;
+}
+
+/**
+ * Internal option of `acquire`/`schedule`/`reserve` (a symbol, so not part of the public options):
+ * queue the request at this arrival number (from {@link newArrival}) instead of a new one, i.e.
+ * behind the waiters that arrived before it and ahead of those that came after. It still waits for
+ * its permits like any waiter. @internal
+ *
+ * @example
+ * ```ts
+ * await limiter.schedule(send, { permits: 1, [ARRIVAL]: place } as ScheduleOptions);
+ * ```
+ */
+export const ARRIVAL: unique symbol = Symbol("sluice.arrival");
+
+/**
+ * The arrival number an options object asks for (see {@link ARRIVAL}), or undefined.
+ * @internal
+ *
+ * @example
+ * ```ts
+ * arrivalOf({ [ARRIVAL]: 7 }); // 7
+ * ```
+ */
+export function arrivalOf(options: object | undefined): number | undefined {
+  const seq = (options as { [ARRIVAL]?: unknown } | undefined)?.[ARRIVAL];
+  // Only numbers handed out by `newArrival` (integers below the counter) are honoured.
+  return typeof seq === "number" && Number.isInteger(seq) && seq >= 0 && seq < nextSeq ? seq : undefined;
+}
+
+/**
  * One queued request — and the very promise its caller awaits: the fields live on the promise object
  * itself, which saves a separate object per waiter (100k waiters are normal). `.then` on it makes
  * plain Promises (`Symbol.species`), so callers never construct waiters by accident.
@@ -25,7 +67,8 @@ export class Waiter extends Promise<void> {
     return Promise;
   }
   readonly permits: number;
-  readonly seq: number;
+  /** Arrival number: the queue's order. Set at construction; only the gate changes it, before queueing (see {@link ARRIVAL}). */
+  seq: number;
   prev: Waiter | null = null;
   next: Waiter | null = null;
   /**
@@ -189,6 +232,32 @@ export class WaitQueue implements ScanQueue {
     if (level.tail === null) level.head = waiter;
     else level.tail.next = waiter;
     level.tail = waiter;
+  }
+
+  /**
+   * Queues `waiter` in its priority's FIFO at its arrival number rather than last (see
+   * {@link ARRIVAL}). O(its position in that FIFO): it walks from the front, and a call that kept its
+   * place is usually near it (it arrived before the others queued). Inserted before a level's front,
+   * it takes that front's `since` (the place it kept was there first).
+   */
+  insert(waiter: Waiter, priority: number, now: number): void {
+    let list: { head: Waiter | null; tail: Waiter | null } | undefined;
+    if (priority === 0) list = this;
+    else for (const level of this.levels ?? []) if (level.priority === priority) list = level;
+    if (list === undefined || list.tail === null || list.tail.seq < waiter.seq) {
+      this.push(waiter, priority, now);
+      return;
+    }
+    let after: Waiter | null = null;
+    for (let w = list.head; w !== null && w.seq < waiter.seq; w = w.next) after = w;
+    const before = after === null ? list.head : after.next;
+    waiter.prev = after;
+    waiter.next = before;
+    if (after === null) list.head = waiter;
+    else after.next = waiter;
+    if (before === null) list.tail = waiter;
+    else before.prev = waiter;
+    this.size++;
   }
 
   /** Takes `waiter` out at gate time `now` (the next of its level reaches the front then). */

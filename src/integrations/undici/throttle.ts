@@ -34,6 +34,9 @@ import { headersView } from "./headers.ts";
 import { headerValues, scrubError, secretsOf } from "../../http/redact.ts";
 import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
 import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
+import { ARRIVAL, newArrival } from "../../limiters/waiter.ts";
+import { describeValue } from "../../validate.ts";
+import type { AttemptBody } from "./handler.ts";
 
 /**
  * Makes an undici interceptor that takes permits from `limiter` before each request is sent, and
@@ -57,11 +60,13 @@ export function throttle(options: ThrottleOptions): UndiciInterceptor {
   const config = resolveThrottleOptions(options);
   // Attempts per request: undici's retry interceptor dispatches the same handler object again.
   const attempts = new WeakMap<object, number>();
+  // A request's place in the queue, kept by its later dispatches (retries, redirect hops).
+  const places = new WeakMap<object, number>();
   const interceptor = (dispatch: Dispatch): Dispatch =>
     // Exactly two parameters: undici checks `dispatch.length === 2` when composing.
     function throttledDispatch(request: DispatchRequest, handler: DispatchHandler): boolean {
       checkHandler(handler);
-      enqueue(config, attempts, dispatch, request, handler);
+      enqueue(config, attempts, places, dispatch, request, handler);
       // The request is queued here, not in the dispatcher: there is no backpressure to report.
       return true;
     };
@@ -86,6 +91,7 @@ function checkHandler(handler: DispatchHandler): void {
 function enqueue(
   config: ResolvedThrottleOptions,
   attempts: WeakMap<object, number>,
+  places: WeakMap<object, number>,
   dispatch: Dispatch,
   request: DispatchRequest,
   handler: DispatchHandler,
@@ -125,6 +131,10 @@ function enqueue(
     key = config.keyOf(request);
     limiter = config.limiterOf(key);
     permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
+    // A request is one task, which would take `permits` slots too: only 1 is served with slots.
+    if (config.slotTimeout !== undefined && permits !== 1) {
+      throw new TypeError(`\`permits\` must be 1 with \`maxConcurrent\` in sluice/undici, got ${describeValue(permits)}`);
+    }
   } catch (error) {
     queueMicrotask(() => refuse(error));
     return;
@@ -160,11 +170,17 @@ function enqueue(
       attempts.set(handler, attempt);
       // Counted until the response headers (or an error) come: see http/in-flight.ts.
       const flight = startFlight(limiter);
-      const done = () => {
-        flight.end();
-        release();
-      };
-      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt, flight.others()), done, scrub);
+      // With `maxConcurrent`, the task (and its slot) lasts until the body ends or idles; else until
+      // the headers.
+      const slotTimeout = config.slotTimeout;
+      const done = slotTimeout === undefined
+        ? () => {
+          flight.end();
+          release();
+        }
+        : () => flight.end();
+      const body = slotTimeout === undefined ? undefined : bodyWatch(release, slotTimeout);
+      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt, flight.others()), done, scrub, body);
       try {
         dispatch(request, attemptHandler);
       } catch (error) {
@@ -174,7 +190,10 @@ function enqueue(
       }
     });
 
-  const scheduleOptions = { permits, signal: queue.signal, ...(config.maxWait !== undefined && { maxWait: config.maxWait }) };
+  const scheduleOptions: Record<string | symbol, unknown> = { permits, signal: queue.signal, ...(config.maxWait !== undefined && { maxWait: config.maxWait }) };
+  const place = places.get(handler);
+  if (place === undefined) places.set(handler, newArrival());
+  else scheduleOptions[ARRIVAL] = place; // a retry or redirect hop of a request already seen
   let scheduled: Promise<void>;
   try {
     scheduled = limiter.schedule(send, scheduleOptions);
@@ -186,4 +205,36 @@ function enqueue(
   scheduled.then(undefined, (error: unknown) => {
     if (!sent) refuse(error);
   });
+}
+
+/**
+ * Ends a slot-holding attempt once: at the end of its response, or after `idleMs` ms in which no
+ * body data was delivered (a body nobody reads stops flowing under undici's backpressure).
+ */
+function bodyWatch(release: () => void, idleMs: number): AttemptBody {
+  let last = performance.now();
+  let ended = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    if (timer !== undefined) clearTimeout(timer);
+    release();
+  };
+  const check = () => {
+    const idle = performance.now() - last;
+    if (idle >= idleMs) end();
+    else arm(idleMs - idle);
+  };
+  const arm = (ms: number) => {
+    timer = setTimeout(check, Math.ceil(ms));
+    (timer as { unref?: () => void }).unref?.();
+  };
+  arm(idleMs);
+  return {
+    data: () => {
+      last = performance.now();
+    },
+    end,
+  };
 }
