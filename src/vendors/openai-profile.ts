@@ -67,6 +67,8 @@ const KNOWN = ["maxConcurrent", "rpm", "tpm", "models", "clock", "charsPerToken"
  *   a limit the server reports below yours lowers your budget.
  *
  * Budgets are strict one-minute rolling windows per model (fits OpenAI's one-minute token buckets).
+ * The model is read from the body by `cost`; a fetch that asks for the key before the cost (the
+ * throttled fetch does, for now) puts every model on one budget, with `rpm`/`tpm`.
  *
  * @throws {RangeError} for a limit that is not a positive integer; {@link TypeError} for an unknown option.
  * @example
