@@ -200,6 +200,10 @@ async function runAttempts(
   const idempotent = policy.methods.has(call.method) || call.hasIdempotencyKey;
   const replayable = plan.kind !== "streamed";
   const permits = typeof config.permits === "function" ? config.permits(call.request) : config.permits;
+  // The cost before the key: a key may depend on what the cost read from the body (an LLM profile's
+  // budgets are per model, and the model is in the body).
+  const costs = config.costs;
+  const cost = costs === undefined || !costs.reserve ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
   const key = config.keyed === undefined ? undefined : config.key(call.request);
   if (key !== undefined && typeof key !== "string") {
     throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
@@ -214,8 +218,6 @@ async function runAttempts(
   // "A retry keeps its place"): the arrival number the first attempt queues with, kept.
   const place = newArrival();
   let retryOptions: ScheduleOptions | undefined;
-  const costs = config.costs;
-  const cost = costs === undefined || !costs.reserve ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
   // With `maxConcurrent` alone: attempts are tasks held until their body ends (see `scheduleUntilEnd`).
   // (A task of `permits` takes that many of every member, slots too: other costs reserve instead.)
   const slotOnly = costs !== undefined && !costs.reserve && permits === 1;

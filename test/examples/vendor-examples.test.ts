@@ -5,11 +5,10 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
-import { FETCH_HAS_COSTS } from "../vendors/fetch-costs.ts";
 
 const run = promisify(execFile);
 
-describe.runIf(FETCH_HAS_COSTS)("vendor examples", () => {
+describe("vendor examples", () => {
   test("openai-batch: no 429s, and the TPM used to ≥ 90 % only when settled", async () => {
     const { stdout } = await run(process.execPath, ["examples/openai-batch.ts"], { timeout: 60_000 });
     expect(stdout).toContain("done: openai-batch");

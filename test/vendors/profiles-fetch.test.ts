@@ -1,6 +1,6 @@
 /**
  * The profiles end to end: `createThrottledFetch({ ...profile })` against the simulated vendors, in
- * virtual time. Needs the fetch's `cost`/`settle` options (see fetch-costs.ts).
+ * virtual time, through the fetch's `cost`/`settle` options.
  */
 import { describe, expect, test } from "vitest";
 import { createThrottledFetch } from "../../src/index.ts";
@@ -9,11 +9,10 @@ import { anthropic, github, openai } from "../../src/vendors.ts";
 import { runGitHubSync } from "../../examples/support/github-sync.ts";
 import { runBatch } from "../../examples/support/llm-batch.ts";
 import { runVirtually } from "../../examples/support/virtual-run.ts";
-import { FETCH_COSTS_BEFORE_KEY, FETCH_HAS_COSTS, FETCH_SLOTS_WITH_DIMENSIONS } from "./fetch-costs.ts";
 
 const json = { "content-type": "application/json" };
 
-describe.runIf(FETCH_HAS_COSTS)("profiles through createThrottledFetch", () => {
+describe("profiles through createThrottledFetch", () => {
   for (const stream of [false, true]) {
     test(`OpenAI, 500 ${stream ? "streamed" : "JSON"} completions: no 429, ≥ 90 % of TPM used; reserving only leaves it unused`, async () => {
       const settled = await runBatch({ vendor: "openai", stream });
@@ -47,7 +46,7 @@ describe.runIf(FETCH_HAS_COSTS)("profiles through createThrottledFetch", () => {
   });
 
   // Needs the fetch to compute `cost` (which reads the model from the body) before `key`.
-  test.runIf(FETCH_COSTS_BEFORE_KEY)("OpenAI: each model has its own budgets (a model at its limit does not hold another back)", async () => {
+  test("OpenAI: each model has its own budgets (a model at its limit does not hold another back)", async () => {
     const clock = new ManualClock();
     const server = new OpenAISimulator({ defaultLimits: { rpm: 2, tpm: 100_000 } });
     const simulated = createSimulatedFetch({ server, clock, latency: 100 });
@@ -109,7 +108,7 @@ describe.runIf(FETCH_HAS_COSTS)("profiles through createThrottledFetch", () => {
     expect(stats.byStatus[429]).toBeUndefined();
   });
 
-  test.runIf(FETCH_SLOTS_WITH_DIMENSIONS)("composes with the fetch's maxConcurrent", async () => {
+  test("composes with the fetch's maxConcurrent", async () => {
     const { statuses, stats } = await concurrentBatch((clock) => ({ ...openai({ rpm: 100, tpm: 20_000, clock }), maxConcurrent: 3 }));
     expect(statuses.every((s) => s === 200)).toBe(true);
     expect(stats.maxInFlight).toBe(3);

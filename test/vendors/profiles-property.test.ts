@@ -7,7 +7,7 @@
  * reservation is the prompt alone, as OpenAI's own up-front count, and the output settles as debt
  * once read; the server counts it on delivery, a moment before the client reads it — a call sent in
  * between can meet a 429, found by this property before the README said so.)
- * Needs the fetch's `cost`/`settle` (see fetch-costs.ts).
+ * Runs through the fetch's `cost`/`settle` options.
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
@@ -16,7 +16,6 @@ import { createSimulatedFetch, ManualClock, OpenAISimulator } from "../../src/te
 import { openai } from "../../src/vendors.ts";
 import { runVirtually } from "../../examples/support/virtual-run.ts";
 import { Reach } from "../reach.ts";
-import { FETCH_HAS_COSTS } from "./fetch-costs.ts";
 
 const callArb = fc.record({
   chars: fc.integer({ min: 0, max: 3000 }),
@@ -32,7 +31,7 @@ const caseArb = fc.record({
   seed: fc.integer({ min: 1, max: 1_000_000 }),
 });
 
-describe.runIf(FETCH_HAS_COSTS)("openai() against the simulated OpenAI", () => {
+describe("openai() against the simulated OpenAI", () => {
   test("no 429 at the server's own limits; an oversized call is refused before it is sent", async () => {
     const reach = new Reach("openai() never draws a 429");
     await fc.assert(fc.asyncProperty(caseArb, async ({ rpm, tpm, calls, latency, seed }) => {
