@@ -43,7 +43,7 @@ import { simulate, TailCache } from "./predict.ts";
 import { conflictsUntil, newEpoch, reserve, type Reservations, scanQueues } from "./scan.ts";
 import { RESOLVED, settleInOrder, stamped, startTask } from "./settle.ts";
 import { abortReason, unwatch, watch } from "./signals.ts";
-import { type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
+import { CompletionTaskWaiter, type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
 
 export { abortReason, RESOLVED, startTask, type Task, Waiter, WaitQueue };
 
@@ -198,8 +198,13 @@ export class Gate {
     signal: AbortSignal | undefined,
     hold: boolean,
     task?: Task,
+    completion = false,
   ): Promise<void> {
-    const waiter = task === undefined ? new Waiter(permits, queue, hold) : new TaskWaiter(permits, queue, hold, task);
+    const waiter = task === undefined
+      ? new Waiter(permits, queue, hold)
+      : completion
+      ? new CompletionTaskWaiter(permits, queue, hold, task)
+      : new TaskWaiter(permits, queue, hold, task);
     const promise: Promise<void> = waiter;
     const front = queue.head === null;
     if (front) this.#activate(queue);

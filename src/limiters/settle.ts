@@ -5,7 +5,7 @@
  * @module
  */
 import type { Gate } from "./gate.ts";
-import { type Task, TaskWaiter, type Waiter } from "./waiter.ts";
+import { CompletionTaskWaiter, type Task, TaskWaiter, type Waiter } from "./waiter.ts";
 
 /**
  * Runs a task now: its result, or its synchronous throw as a rejection, becomes the returned
@@ -82,7 +82,7 @@ function settle(waiter: Waiter, granter: Gate): void {
     if (waiter.hold) {
       const queue = waiter.queue;
       const gate = granter.root();
-      if (queue.countFrom === "start") gate.stampStart(queue.policies, waiter.permits);
+      if (queue.countFrom === "start" && !(waiter instanceof CompletionTaskWaiter)) gate.stampStart(queue.policies, waiter.permits);
       else onDone = () => gate.root().release(queue.policies, waiter.permits);
     }
     waiter.resolve(runTask(waiter.task, onDone) as PromiseLike<void>);

@@ -65,6 +65,13 @@ export class TaskWaiter extends Waiter {
   }
 }
 
+/**
+ * A task whose held permits count from its completion whatever its queue's `countFrom` (a
+ * `schedule(task, { countFrom: "completion" })` call): a subclass rather than a field, so no other
+ * waiter grows.
+ */
+export class CompletionTaskWaiter extends TaskWaiter {}
+
 /** The FIFO of one limiter object: a doubly linked list, so an abort unlinks in O(1). */
 export class WaitQueue implements ScanQueue {
   readonly policies: readonly Policy[];
