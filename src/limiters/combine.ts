@@ -14,10 +14,15 @@
  * The combination joins its members' domain under the gate of the larger domain, so combinations
  * made and dropped per key (`KeyedLimiter` of `combine(overall, perKey)`) leave no gate behind.
  *
+ * Named members (`combine({ requests: rpm, tokens: tpm })`) are *dimensions*: `acquire(n)` still
+ * takes n of each, but `reserve({ requests: 1, tokens: 1500 })` asks each its own amount (see
+ * `reservation.ts`). Dimensions must not share a limiter, so each policy has one amount.
+ *
  * @module
  */
 import { type BaseLimiterOptions, GatedLimiter, INTERNALS } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
+import type { Dimensions } from "./reservation.ts";
 import { describeValue, optionsObject } from "../validate.ts";
 
 /**
@@ -30,18 +35,51 @@ import { describeValue, optionsObject } from "../validate.ts";
  */
 export type CombinedLimiterOptions = Omit<BaseLimiterOptions, "clock">;
 
-function checkMembers(limiters: readonly unknown[]): GatedLimiter[] {
-  if (!Array.isArray(limiters) || limiters.length === 0) {
+/**
+ * Named members of a combination: each is a *dimension* that a reservation can ask its own amount of.
+ *
+ * @example
+ * ```ts
+ * const members: NamedLimiters = { requests: rpm, tokens: tpm };
+ * ```
+ */
+export type NamedLimiters = Readonly<Record<string, GatedLimiter>>;
+
+function checkMembers(limiters: readonly unknown[] | NamedLimiters): [GatedLimiter[], string[] | null] {
+  const named = typeof limiters === "object" && limiters !== null && !Array.isArray(limiters) &&
+    Object.getPrototypeOf(limiters) === Object.prototype;
+  const list: unknown[] = named ? Object.values(limiters) : limiters as unknown[];
+  const names = named ? Object.keys(limiters) : null;
+  if (!Array.isArray(list) || list.length === 0) {
     throw new RangeError(`\`limiters\` must list at least one limiter, got ${describeValue(limiters)}`);
   }
-  return limiters.map((limiter, i) => {
+  const members = list.map((limiter, i) => {
     if (!(limiter instanceof GatedLimiter)) {
+      const at = names === null ? `[${i}]` : `.${names[i]}`;
       throw new TypeError(
-        `\`limiters[${i}]\` must be a sluice limiter (SmoothLimiter, WindowLimiter, …), got ${describeValue(limiter)}`,
+        `\`limiters${at}\` must be a sluice limiter (SmoothLimiter, WindowLimiter, …), got ${describeValue(limiter)}`,
       );
     }
     return limiter;
   });
+  return [members, names];
+}
+
+/** Per policy, the index of the dimension (named member) it belongs to; dimensions must not overlap. */
+function dimensionsOf(members: readonly GatedLimiter[], names: readonly string[], policies: readonly Policy[]): Dimensions {
+  const owner = new Map<Policy, number>();
+  members.forEach((member, d) => {
+    for (const policy of member[INTERNALS].policies) {
+      const other = owner.get(policy);
+      if (other !== undefined && other !== d) {
+        throw new TypeError(
+          `\`limiters.${names[d]}\` shares a limiter with \`limiters.${names[other]}\`: each dimension needs limiters of its own`,
+        );
+      }
+      owner.set(policy, d);
+    }
+  });
+  return { names, of: policies.map((p) => owner.get(p)!) };
 }
 
 /**
@@ -58,14 +96,15 @@ function checkMembers(limiters: readonly unknown[]): GatedLimiter[] {
 export class CombinedLimiter extends GatedLimiter {
   /** The limiters this combination was made of. */
   readonly members: readonly GatedLimiter[];
+  readonly #dimensions: Dimensions | null;
 
   /**
    * Combines `limiters` into one limiter whose requests count against all of them at once.
-   * @param limiters the members (at least one), sharing one clock
+   * @param limiters the members (at least one), sharing one clock: a list, or named dimensions
    * @throws {RangeError | TypeError} when `limiters` or an option is invalid
    */
-  constructor(limiters: readonly GatedLimiter[], options?: CombinedLimiterOptions) {
-    const members = checkMembers(limiters);
+  constructor(limiters: readonly GatedLimiter[] | NamedLimiters, options?: CombinedLimiterOptions) {
+    const [members, names] = checkMembers(limiters);
     const o = optionsObject("options", options);
     const policies = [...new Set<Policy>(members.flatMap((m) => m[INTERNALS].policies))];
     const clock = members[0]![INTERNALS].clock;
@@ -77,6 +116,17 @@ export class CombinedLimiter extends GatedLimiter {
     gate = gate.merge(this[INTERNALS].gate());
     this[INTERNALS].adopt(gate);
     this.members = members;
+    this.#dimensions = names === null ? null : dimensionsOf(members, names, policies);
+  }
+
+  /** The names of its dimensions (named members), or null for a positional combination. */
+  get dimensionNames(): readonly string[] | null {
+    return this.#dimensions?.names ?? null;
+  }
+
+  /** @internal its named dimensions, for `reserve`. */
+  protected override dimensions(): Dimensions | null {
+    return this.#dimensions;
   }
 }
 
@@ -95,6 +145,31 @@ export class CombinedLimiter extends GatedLimiter {
  * await search.acquire(); // counts against `overall` and the search channel, atomically
  * ```
  */
-export function combine(...limiters: GatedLimiter[]): CombinedLimiter {
-  return new CombinedLimiter(limiters);
+export function combine(...limiters: GatedLimiter[]): CombinedLimiter;
+/**
+ * Combines named limiters — *dimensions* — that a reservation asks, and settles, one by one
+ * (`acquire(n)` still takes n of each). Dimensions must not share a limiter.
+ *
+ * @example
+ * ```ts
+ * import { combine, SmoothLimiter } from "sluice";
+ *
+ * const llm = combine({
+ *   requests: new SmoothLimiter({ limit: 500, interval: 60_000 }),
+ *   tokens: new SmoothLimiter({ limit: 30_000, interval: 60_000 }),
+ * });
+ * const r = await llm.reserve({ requests: 1, tokens: 1500 }); // both at once, or neither
+ * r.settle({ tokens: 900 }); // 600 tokens come back
+ * ```
+ */
+export function combine(limiters: NamedLimiters): CombinedLimiter;
+export function combine(...limiters: unknown[]): CombinedLimiter {
+  const first = limiters[0];
+  // Named dimensions: a plain object holding limiters (anything else is checked as a list member,
+  // so a look-alike limiter passed by mistake is named as `limiters[0]`).
+  if (limiters.length === 1 && typeof first === "object" && first !== null &&
+    Object.getPrototypeOf(first) === Object.prototype && Object.values(first).some((v) => v instanceof GatedLimiter)) {
+    return new CombinedLimiter(first as NamedLimiters);
+  }
+  return new CombinedLimiter(limiters as GatedLimiter[]);
 }

@@ -85,6 +85,12 @@ export class FixedWindowPolicy implements AdjustablePolicy {
     this.#count += permits;
   }
 
+  /** A refund comes off the window the grant was counted in (if still current); debt counts now. */
+  adjust(delta: number, grantedAt: number, _mark: number, now: number): void {
+    if (delta > 0) this.take(delta, now);
+    else if (windowIndex(CLOCK_ORIGIN, this.#interval, grantedAt) === this.#window) this.#count += delta;
+  }
+
   pause(until: number): void {
     if (until > this.#pausedUntil) this.#pausedUntil = until;
   }

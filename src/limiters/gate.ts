@@ -40,7 +40,7 @@ import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import { type GateTime, timeOf } from "./gate-time.ts";
 import type { Policy } from "./policy.ts";
 import { simulate, TailCache } from "./predict.ts";
-import { conflictsUntil, newEpoch, reserve, type Reservations, scanQueues } from "./scan.ts";
+import { amountAt, conflictsUntil, newEpoch, reserve, type Reservations, scanQueues } from "./scan.ts";
 import { RESOLVED, settleInOrder, stamped, startTask } from "./settle.ts";
 import { abortReason, unwatch, watch } from "./signals.ts";
 import { CompletionTaskWaiter, type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
@@ -145,9 +145,14 @@ export class Gate {
     if (this.#timerAt <= now) this.scan(now);
   }
 
-  /** True while a waiter holds any of these policies (a newcomer must queue behind it). */
-  isHeld(policies: readonly Policy[]): boolean {
-    for (let i = 0; i < policies.length; i++) if (policies[i]!.heldEpoch === this.epoch) return true;
+  /**
+   * True while a waiter holds any of these policies that the request asks (a newcomer must queue
+   * behind it); `amounts` as in `amountAt` (a policy asked 0 takes no part).
+   */
+  isHeld(policies: readonly Policy[], amounts: readonly number[] | null = null): boolean {
+    for (let i = 0; i < policies.length; i++) {
+      if (policies[i]!.heldEpoch === this.epoch && amountAt(amounts, i, 1) !== 0) return true;
+    }
     return false;
   }
 
@@ -155,13 +160,25 @@ export class Gate {
    * Grants now if nobody is ahead and every policy allows it; returns whether it did. Call
    * {@link Gate.serveOverdue} first: those already due go before a newcomer.
    */
-  tryTakeNow(queue: WaitQueue, permits: number, now: number, hold: boolean): boolean {
+  tryTakeNow(
+    queue: WaitQueue,
+    permits: number,
+    now: number,
+    hold: boolean,
+    amounts: readonly number[] | null = null,
+  ): boolean {
     if (queue.head !== null) return false;
     const policies = queue.policies;
-    if (this.isHeld(policies)) return false;
-    for (let i = 0; i < policies.length; i++) if (policies[i]!.earliest(permits, now) > now) return false;
-    if (conflictsUntil(policies, permits, now, this.reserved) !== -Infinity) return false;
-    for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
+    if (this.isHeld(policies, amounts)) return false;
+    for (let i = 0; i < policies.length; i++) {
+      const n = amountAt(amounts, i, permits);
+      if (n !== 0 && policies[i]!.earliest(n, now) > now) return false;
+    }
+    if (conflictsUntil(policies, permits, now, this.reserved, amounts) !== -Infinity) return false;
+    for (let i = 0; i < policies.length; i++) {
+      const n = amountAt(amounts, i, permits);
+      if (n !== 0) policies[i]!.take(n, now, hold);
+    }
     this.#tail = undefined;
     // The take delayed no reservation, so those stand as they are; a waiter that holds policies
     // instead (no reserved time) may now be stopped by what this took: recompute.
@@ -175,19 +192,22 @@ export class Gate {
    * when nobody waits in the domain; amortised O(1) per request appended to a domain's only queue
    * (see {@link TailCache}); else proportional to the waiters in the domain.
    */
-  predict(queue: WaitQueue, permits: number, now: number): number {
+  predict(queue: WaitQueue, permits: number, now: number, amounts: readonly number[] | null = null): number {
     const policies = queue.policies;
     // Only with nobody waiting anywhere in the domain: a waiter on another channel may take a shared
     // policy first, even one that stops it on nothing this request needs.
     if (this.active.size === 0) {
       let at = now;
-      for (let i = 0; i < policies.length; i++) at = Math.max(at, policies[i]!.earliest(permits, now));
+      for (let i = 0; i < policies.length; i++) {
+        const n = amountAt(amounts, i, permits);
+        if (n !== 0) at = Math.max(at, policies[i]!.earliest(n, now));
+      }
       if (at !== Infinity) return at - now; // else only in-flight work blocks: simulate its completion
     } else if (this.active.size === 1 && this.active.has(queue)) {
       if (this.#tail?.queue !== queue) this.#tail = new TailCache(queue, now);
-      return this.#tail.predict(permits, now);
+      return this.#tail.predict(permits, now, amounts);
     }
-    return simulate(this.active, queue, permits, now);
+    return simulate(this.active, queue, permits, now, amounts);
   }
 
   /** Queues a waiter that could not be granted at once; the promise settles when granted or aborted. */
@@ -205,6 +225,14 @@ export class Gate {
       : completion
       ? new CompletionTaskWaiter(permits, queue, hold, task)
       : new TaskWaiter(permits, queue, hold, task);
+    return this.enqueueWaiter(waiter, now, signal);
+  }
+
+  /** Queues a waiter made by the caller (a reservation's, see `reservation.ts`); see {@link Gate.enqueue}. */
+  enqueueWaiter(waiter: Waiter, now: number, signal: AbortSignal | undefined): Promise<void> {
+    const queue = waiter.queue;
+    const permits = waiter.permits;
+    const amounts = waiter.amounts();
     const promise: Promise<void> = waiter;
     const front = queue.head === null;
     if (front) this.#activate(queue);
@@ -218,11 +246,12 @@ export class Gate {
     const epoch = this.epoch;
     let changeAt = Infinity;
     let due = now;
-    const held = this.isHeld(policies);
+    const held = this.isHeld(policies, amounts);
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
-      if (policy.heldEpoch === epoch) continue;
-      const at = policy.earliest(permits, now);
+      const n = amountAt(amounts, i, permits);
+      if (n === 0 || policy.heldEpoch === epoch) continue;
+      const at = policy.earliest(n, now);
       if (at > now) {
         if (at > due) due = at;
         if (at < changeAt) changeAt = at;
@@ -232,16 +261,17 @@ export class Gate {
       this.#holding = true;
       for (let i = 0; i < policies.length; i++) {
         const policy = policies[i]!;
-        if (policy.heldEpoch !== epoch && policy.earliest(permits, now) > now) policy.heldEpoch = epoch;
+        const n = amountAt(amounts, i, permits);
+        if (n !== 0 && policy.heldEpoch !== epoch && policy.earliest(n, now) > now) policy.heldEpoch = epoch;
       }
     } else {
-      const until = changeAt === Infinity ? conflictsUntil(policies, permits, now, this.reserved) : -Infinity;
+      const until = changeAt === Infinity ? conflictsUntil(policies, permits, now, this.reserved, amounts) : -Infinity;
       if (changeAt === Infinity && until === -Infinity) {
         this.scan(now); // grantable after all (defensive)
         return promise;
       }
       if (this.reserved === NO_RESERVATIONS) this.reserved = new Map();
-      reserve(policies, permits, Math.max(due, until), this.reserved);
+      reserve(policies, permits, Math.max(due, until), this.reserved, amounts);
     }
     if (changeAt < this.#timerAt) this.#arm(changeAt, now);
     return promise;
@@ -252,6 +282,20 @@ export class Gate {
     const now = this.#nowOrFail();
     if (now === undefined) return;
     for (let i = 0; i < policies.length; i++) policies[i]!.release?.(permits, now);
+    this.scan(now);
+  }
+
+  /**
+   * Ends a task's grant on a limiter that holds concurrency slots (see `concurrency.ts`): frees them,
+   * releases permits held until completion when `release`, and lets waiters use what that frees.
+   */
+  finish(policies: readonly Policy[], permits: number, release: boolean): void {
+    const now = this.#nowOrFail();
+    if (now === undefined) return;
+    for (let i = 0; i < policies.length; i++) {
+      if (release) policies[i]!.release?.(permits, now);
+      policies[i]!.finish?.(permits, now);
+    }
     this.scan(now);
   }
 
@@ -294,6 +338,7 @@ export class Gate {
         if (queue.head === null) this.#deactivate(queue);
         // Granted: its signal can no longer take it back (a task run in this drain may abort it).
         if (waiter.signal !== undefined) unwatch(waiter);
+        waiter.granted(now);
         (granted ??= []).push(waiter);
       }, this.reserved);
     }

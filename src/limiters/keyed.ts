@@ -3,7 +3,8 @@
  * bounded by evicting idle keys.
  *
  * Eviction is safe by construction: a key is forgotten only when nothing waits on it and its state is
- * "at rest" — a fresh limiter for that key would grant nothing the old one would not — so eviction can
+ * "at rest" — a fresh limiter for that key would grant nothing the old one would not, and no
+ * reservation on it is still open (its settle must reach this limiter) — so eviction can
  * never let more through than the limit. Policies shared by several keys (an overall limit combined
  * into each key's limiter) are left out of that test, since forgetting one key does not forget them.
  * A custom limiter (not a GatedLimiter) is at rest only when its `isIdle()` says so; one without
@@ -23,6 +24,7 @@ import { type GateTime, timeOf } from "./gate-time.ts";
 import { LIMITER_DEFAULTS } from "./defaults.ts";
 import { type AcquireOptions, GatedLimiter, INTERNALS, type Limiter, resolveClock, type ScheduleOptions } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
+import type { Permits, Reservation, ReserveOptions } from "./reservation.ts";
 import { describeValue, nonNegativeOrInfinity, optionsObject, positiveInteger, requireFunction } from "../validate.ts";
 
 /** How many least-recently-used keys one `get` examines for eviction. */
@@ -159,6 +161,18 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
     return this.get(key).schedule(task, options);
   }
 
+  /**
+   * Shorthand for `get(key).reserve(permits, options)` (see {@link GatedLimiter.reserve}).
+   * @throws {TypeError} when the key's limiter is a custom one without `reserve`
+   */
+  reserve(key: K, permits?: Permits, options?: ReserveOptions): Promise<Reservation> {
+    const limiter = this.get(key);
+    if (typeof limiter.reserve !== "function") {
+      throw new TypeError(`\`create\` must return a limiter with \`reserve\` to reserve, got ${describeValue(limiter)}`);
+    }
+    return limiter.reserve(permits, options);
+  }
+
   /** The evicted limiter of `key` if something still holds it. */
   #revive(key: K): L | undefined {
     const limiter = this.#evicted.get(key)?.deref();
@@ -199,7 +213,8 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
       return typeof custom.isIdle === "function" && custom.isIdle() === true;
     }
     const parts = limiter[INTERNALS];
-    if (parts.queue.size > 0) return false;
+    // An open reservation may still settle (debt): it must land on the limiter the key keeps.
+    if (parts.queue.size > 0 || parts.queue.openReservations > 0) return false;
     const t = parts.gate().now();
     return parts.policies.every((p) => (this.#policyKeys.get(p) ?? 0) > 1 || p.isAtRest(t));
   }

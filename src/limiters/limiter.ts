@@ -19,6 +19,7 @@ import {
 } from "../validate.ts";
 import { abortReason, Gate, RESOLVED, startTask, type Task, WaitQueue } from "./gate.ts";
 import type { Policy } from "./policy.ts";
+import { type Dimensions, type Permits, type Reservation, type ReserveOptions, reserveOn } from "./reservation.ts";
 
 /**
  * Options for one {@link Limiter.acquire} call.
@@ -99,6 +100,12 @@ export interface Limiter {
    * says so, and never when it is missing. Built-in limiters implement it.
    */
   isIdle?(): boolean;
+  /**
+   * Optional for a custom limiter (built-in limiters implement it): waits like `acquire` and
+   * resolves to a {@link Reservation} to settle once the real cost is known (see the README,
+   * "Reservations that settle").
+   */
+  reserve?(permits?: Permits, options?: ReserveOptions): Promise<Reservation>;
 }
 
 /**
@@ -165,6 +172,8 @@ export abstract class GatedLimiter implements Limiter {
    * the task settles (`countFrom: "completion"`); "grant" — no such policy, they count at the grant.
    */
   readonly #countFrom: "grant" | "start" | "completion";
+  /** True when a grant holds concurrency slots until its work ends (see `concurrency.ts`). */
+  readonly #slots: boolean;
 
   /** @internal */
   readonly [INTERNALS]: LimiterInternals;
@@ -182,6 +191,8 @@ export abstract class GatedLimiter implements Limiter {
       ? "start"
       : "grant";
     if (this.#countFrom !== "grant") this.#queue.countFrom = this.#countFrom;
+    this.#slots = policies.some((p) => p.holdsUntilFinish === true);
+    this.#queue.slots = this.#slots;
     const self = this;
     this[INTERNALS] = {
       policies,
@@ -207,6 +218,7 @@ export abstract class GatedLimiter implements Limiter {
 
   /** Resolves when `permits` are granted (see {@link Limiter.acquire}). */
   acquire(permits: number = 1, options?: AcquireOptions): Promise<void> {
+    this.#noSlots("acquire");
     return this.#acquire(permits, options) as Promise<void>;
   }
 
@@ -231,7 +243,8 @@ export abstract class GatedLimiter implements Limiter {
     // Granted at once, a task starts now: only completion needs its permits held.
     const holdNow = countFrom === "completion";
     if (gate.tryTakeNow(this.#queue, permits, now, holdNow)) {
-      return task === undefined ? RESOLVED : startTask(task, holdNow ? this.#releaser(permits) : undefined);
+      if (task === undefined) return RESOLVED;
+      return startTask(task, holdNow || this.#slots ? this.#releaser(permits, holdNow) : undefined);
     }
     if (maxWait !== Infinity) {
       const wait = gate.predict(this.#queue, permits, now);
@@ -243,14 +256,16 @@ export abstract class GatedLimiter implements Limiter {
     return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, countFrom === "completion");
   }
 
-  /** Releases permits held until a task completes. */
-  #releaser(permits: number): () => void {
+  /** Releases permits held until a task completes (`release`) and the concurrency slots it holds. */
+  #releaser(permits: number, release: boolean): () => void {
     const policies = this[INTERNALS].policies;
-    return () => this.#root().release(policies, permits);
+    if (!this.#slots) return () => this.#root().release(policies, permits);
+    return () => this.#root().finish(policies, permits, release);
   }
 
   /** Takes `permits` only if free now; else the wait in ms (see {@link Limiter.tryAcquire}). */
   tryAcquire(permits: number = 1): number {
+    this.#noSlots("tryAcquire");
     this.#checkPermits(permits);
     const gate = this.#root();
     const now = gate.now();
@@ -280,16 +295,66 @@ export abstract class GatedLimiter implements Limiter {
    * forgetting it (e.g. evicting an idle key) cannot let more through than the limit allows.
    */
   isIdle(): boolean {
-    if (this.#queue.size > 0) return false;
+    if (this.#queue.size > 0 || this.#queue.openReservations > 0) return false;
     const now = this.#root().now();
     return this[INTERNALS].policies.every((p) => p.isAtRest(now));
   }
 
+  // ── Reservations and concurrency slots (issues 12 and 13; see reservation.ts, concurrency.ts) ──
+
+  /**
+   * Waits like {@link GatedLimiter.acquire} and resolves to a {@link Reservation}: settle it when the
+   * real cost is known (`settle(actual)` refunds or records debt, `cancel()` gives everything back,
+   * `release()` keeps the cost as reserved and frees concurrency slots); never settled, it counts in
+   * full. `permits` is a number, or on a combination with named dimensions a record of them
+   * (`{ requests: 1, tokens: 1500 }`; a dimension left out asks 0). Reservations count from their
+   * grant (also on a `WindowLimiter` with `countFrom: "completion"`).
+   * @throws {RangeError | TypeError} when `permits` or an option is invalid, or asks more of a
+   * dimension than it can ever grant (naming it)
+   *
+   * @example
+   * ```ts
+   * const r = await limiter.reserve(10); // the most this job may use
+   * r.settle(await runJob()); // what it used: the rest comes back, or the excess is debt
+   * ```
+   */
+  reserve(permits: Permits = 1, options?: ReserveOptions): Promise<Reservation> {
+    const parts = this[INTERNALS];
+    return reserveOn({
+      queue: parts.queue,
+      gate: parts.gate,
+      maxWait: this.#maxWait,
+      maxQueue: this.#maxQueue,
+      maxPermits: this.#maxPermitsNow(),
+      dimensions: this.dimensions(),
+    }, permits, options);
+  }
+
+  /** @internal a combination's named dimensions (see `combine`), or null. */
+  protected dimensions(): Dimensions | null {
+    return null;
+  }
+
+  /** A grant that holds concurrency slots needs something to end it: `acquire` has nothing. */
+  #noSlots(method: string): void {
+    if (this.#slots) {
+      throw new TypeError(
+        `\`${method}()\` cannot be used on a limiter that holds concurrency slots (nothing would free them): use \`schedule(task)\` or \`reserve()\` and its \`release()\``,
+      );
+    }
+  }
+
+  // ── end of reservations and concurrency slots ──
+
   #checkPermits(permits: unknown): asserts permits is number {
-    // Read live: `setLimit` may change a policy's largest grant.
+    checkPermits(permits, this.#maxPermitsNow());
+  }
+
+  /** The largest request this limiter can ever grant, read live: `setLimit` may change it. */
+  #maxPermitsNow(): number {
     const policies = this[INTERNALS].policies;
     let max = Infinity;
     for (let i = 0; i < policies.length; i++) max = Math.min(max, policies[i]!.maxPermits);
-    checkPermits(permits, max);
+    return max;
   }
 }

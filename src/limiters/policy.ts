@@ -12,7 +12,11 @@
  *   `release(n, at)`, which records them at `at`;
  * - `pause(until)` grants nothing before `until`;
  * - `clone(now)` copies the state, so the gate can predict waits by simulation without touching it
- *   (permits in flight are assumed to complete at `now`: a prediction is a lower bound then).
+ *   (permits in flight are assumed to complete at `now`: a prediction is a lower bound then);
+ * - `adjust(delta, grantedAt, mark, now)` settles a reservation granted at `grantedAt` (see
+ *   `reservation.ts`): `delta < 0` gives back permits that were not used, as if the grant had been
+ *   smaller (never more than that); `delta > 0` records the extra as debt, granted at `now`;
+ * - `finish(n, at)` ends a grant that occupies the policy while its work runs (a concurrency slot).
  *
  * @module
  */
@@ -34,6 +38,21 @@ export interface Policy {
   readonly countsFromCompletion?: boolean;
   /** Ends a held grant at `at`: from then on it counts as if granted at `at`. */
   release?(permits: number, at: number): void;
+  /**
+   * Optional: a number describing the state right after a take (e.g. the permits taken so far),
+   * stored with a reservation and passed back to {@link Policy.adjust}.
+   */
+  mark?(): number;
+  /**
+   * Optional: settles a grant made at `grantedAt` (`mark` as {@link Policy.mark} returned then):
+   * `delta < 0` gives back unused permits, `delta > 0` records debt at `now`. Without it, debt is a
+   * `take` at `now` and a refund gives nothing back (never more than the limit allows).
+   */
+  adjust?(delta: number, grantedAt: number, mark: number, now: number): void;
+  /** True when a grant occupies this policy until {@link Policy.finish} (a concurrency slot). */
+  readonly holdsUntilFinish?: boolean;
+  /** Ends a grant of `permits` that occupied the policy while its work ran. */
+  finish?(permits: number, at: number): void;
   /** Grants nothing before `until` (a server asked us to back off). */
   pause(until: number): void;
   /** True when a fresh policy created at `now` would grant nothing this one would not: safe to forget. */

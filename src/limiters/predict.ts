@@ -5,7 +5,7 @@
  * @module
  */
 import type { Policy } from "./policy.ts";
-import { newEpoch, type ScanQueue, scanQueues } from "./scan.ts";
+import { amountAt, newEpoch, type ScanQueue, scanQueues } from "./scan.ts";
 import type { Waiter, WaitQueue } from "./waiter.ts";
 
 /** A queue seen by a prediction: walks the real waiters without copying, then a probe request. */
@@ -13,11 +13,13 @@ export class ProbeQueue implements ScanQueue {
   readonly policies: readonly Policy[];
   cursor: Waiter | null;
   probe: number;
+  readonly probeAmounts: readonly number[] | null;
 
-  constructor(policies: readonly Policy[], first: Waiter | null, probe: number) {
+  constructor(policies: readonly Policy[], first: Waiter | null, probe: number, probeAmounts: readonly number[] | null = null) {
     this.policies = policies;
     this.cursor = first;
     this.probe = probe;
+    this.probeAmounts = probeAmounts;
   }
   isEmpty(): boolean {
     return this.cursor === null && this.probe === 0;
@@ -27,6 +29,9 @@ export class ProbeQueue implements ScanQueue {
   }
   headPermits(): number {
     return this.cursor === null ? this.probe : this.cursor.permits;
+  }
+  headAmounts(): readonly number[] | null {
+    return this.cursor === null ? this.probeAmounts : this.cursor.amounts();
   }
   headHolds(): boolean {
     return false; // a prediction assumes work completes at once: a lower bound
@@ -61,25 +66,31 @@ export class TailCache {
   }
 
   /** The wait in ms for `permits` asked now at the tail of the queue. */
-  predict(permits: number, now: number): number {
+  predict(permits: number, now: number, amounts: readonly number[] | null = null): number {
     const copies = this.#copies;
     for (let w = this.#last === null ? this.queue.head : this.#last.next; w !== null; w = w.next) {
-      const at = latest(copies, w.permits, this.#t);
+      const own = w.amounts();
+      const at = latest(copies, w.permits, this.#t, own);
       if (at === Infinity) return Infinity;
-      for (let i = 0; i < copies.length; i++) copies[i]!.take(w.permits, at, false);
+      for (let i = 0; i < copies.length; i++) {
+        const n = amountAt(own, i, w.permits);
+        if (n !== 0) copies[i]!.take(n, at, false);
+      }
       this.#t = at;
       this.#last = w;
     }
     const start = Math.max(this.#t, now);
-    return latest(copies, permits, start) - now;
+    return latest(copies, permits, start, amounts) - now;
   }
 }
 
 /** The latest of the policies' `earliest` times for `permits` from `t`: when all of them allow it. */
-function latest(policies: readonly Policy[], permits: number, t: number): number {
+function latest(policies: readonly Policy[], permits: number, t: number, amounts: readonly number[] | null): number {
   let at = t;
   for (let i = 0; i < policies.length; i++) {
-    const e = policies[i]!.earliest(permits, t);
+    const n = amountAt(amounts, i, permits);
+    if (n === 0) continue;
+    const e = policies[i]!.earliest(n, t);
     if (e > at) at = e;
   }
   return at;
@@ -94,7 +105,13 @@ function latest(policies: readonly Policy[], permits: number, t: number): number
  * const wait = simulate(gate.active, queue, 1, now);
  * ```
  */
-export function simulate(active: ReadonlySet<WaitQueue>, queue: WaitQueue, permits: number, now: number): number {
+export function simulate(
+  active: ReadonlySet<WaitQueue>,
+  queue: WaitQueue,
+  permits: number,
+  now: number,
+  amounts: readonly number[] | null = null,
+): number {
   const policies = queue.policies;
   const copies = new Map<Policy, Policy>();
   const copy = (p: Policy): Policy => {
@@ -105,11 +122,11 @@ export function simulate(active: ReadonlySet<WaitQueue>, queue: WaitQueue, permi
   const queues: ProbeQueue[] = [];
   let target: ProbeQueue | undefined;
   for (const q of active) {
-    const probe = new ProbeQueue(q.policies.map(copy), q.head, q === queue ? permits : 0);
+    const probe = new ProbeQueue(q.policies.map(copy), q.head, q === queue ? permits : 0, q === queue ? amounts : null);
     if (q === queue) target = probe;
     queues.push(probe);
   }
-  if (target === undefined) queues.push((target = new ProbeQueue(policies.map(copy), null, permits)));
+  if (target === undefined) queues.push((target = new ProbeQueue(policies.map(copy), null, permits, amounts)));
   let t = now;
   let granted = false;
   const onGrant = (q: ScanQueue): void => {

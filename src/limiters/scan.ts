@@ -27,7 +27,23 @@ export interface ScanQueue {
   isEmpty(): boolean;
   headSeq(): number;
   headPermits(): number;
+  /** The head's own amount per policy (a reservation across named dimensions), or null: `headPermits` on each. */
+  headAmounts(): readonly number[] | null;
   headHolds(): boolean;
+}
+
+/**
+ * What a request asks of its i-th policy: its own amount per policy when it has them, else the same
+ * `permits` of each. A policy asked 0 takes no part in the decision (a dimension left out).
+ *
+ * @example
+ * ```ts
+ * amountAt(null, 0, 3); // 3
+ * amountAt([1, 1500], 1, 1); // 1500
+ * ```
+ */
+export function amountAt(amounts: readonly number[] | null, i: number, permits: number): number {
+  return amounts === null ? permits : amounts[i]!;
 }
 
 /**
@@ -49,23 +65,30 @@ export type Reservations = Map<Policy, number[]>;
  * if (conflictsUntil(queue.policies, 1, now, gate.reserved) === -Infinity) take();
  * ```
  */
-export function conflictsUntil(policies: readonly Policy[], permits: number, now: number, reserved: Reservations): number {
+export function conflictsUntil(
+  policies: readonly Policy[],
+  permits: number,
+  now: number,
+  reserved: Reservations,
+  amounts: readonly number[] | null = null,
+): number {
   let until = -Infinity;
   if (reserved.size === 0) return until;
   for (let i = 0; i < policies.length; i++) {
     const policy = policies[i]!;
     const list = reserved.get(policy);
-    if (list === undefined) continue;
+    const n = amountAt(amounts, i, permits);
+    if (list === undefined || n === 0) continue;
     let copy: Policy | undefined;
     for (let k = 0; k < list.length; k += 2) {
       const by = list[k + 1]!;
       if (by <= until) continue;
       let at: number;
-      if (policy.earliestAfter !== undefined) at = policy.earliestAfter(permits, list[k]!, now);
+      if (policy.earliestAfter !== undefined) at = policy.earliestAfter(n, list[k]!, now);
       else {
         if (copy === undefined) {
           copy = policy.clone(now);
-          copy.take(permits, now, false);
+          copy.take(n, now, false);
         }
         at = copy.earliest(list[k]!, now);
       }
@@ -83,11 +106,19 @@ export function conflictsUntil(policies: readonly Policy[], permits: number, now
  * reserve(queue.policies, 2, 1500, reserved); // later takes must leave it 2 permits by t=1500
  * ```
  */
-export function reserve(policies: readonly Policy[], permits: number, at: number, reserved: Reservations): void {
+export function reserve(
+  policies: readonly Policy[],
+  permits: number,
+  at: number,
+  reserved: Reservations,
+  amounts: readonly number[] | null = null,
+): void {
   for (let i = 0; i < policies.length; i++) {
+    const n = amountAt(amounts, i, permits);
+    if (n === 0) continue;
     const list = reserved.get(policies[i]!);
-    if (list === undefined) reserved.set(policies[i]!, [permits, at]);
-    else list.push(permits, at);
+    if (list === undefined) reserved.set(policies[i]!, [n, at]);
+    else list.push(n, at);
   }
 }
 
@@ -117,6 +148,7 @@ export function scanQueues(
   while (heap.length > 0) {
     const queue = heap[0]!;
     const permits = queue.headPermits();
+    const amounts = queue.headAmounts();
     const policies = queue.policies;
     let blocked = false;
     let held = false;
@@ -124,11 +156,13 @@ export function scanQueues(
     let changeAt = Infinity;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
+      const n = amountAt(amounts, i, permits);
+      if (n === 0) continue;
       if (policy.heldEpoch === epoch) {
         held = true; // queues behind an earlier waiter with no reservation time
         continue;
       }
-      const at = policy.earliest(permits, now);
+      const at = policy.earliest(n, now);
       if (at > now) {
         blocked = true;
         if (at > due) due = at;
@@ -137,10 +171,13 @@ export function scanQueues(
     }
     // Only a head its own policies allow now is checked against earlier reservations: a blocked one
     // reserves its own time, and is checked when that comes.
-    const until = blocked || held ? -Infinity : conflictsUntil(policies, permits, now, reserved);
+    const until = blocked || held ? -Infinity : conflictsUntil(policies, permits, now, reserved, amounts);
     if (!blocked && !held && until === -Infinity) {
       const hold = queue.headHolds();
-      for (let i = 0; i < policies.length; i++) policies[i]!.take(permits, now, hold);
+      for (let i = 0; i < policies.length; i++) {
+        const n = amountAt(amounts, i, permits);
+        if (n !== 0) policies[i]!.take(n, now, hold);
+      }
       grant(queue);
       // A head without a reservation time may now be stopped by this grant as well.
       for (let j = 0; j < holding.length; j++) {
@@ -157,11 +194,12 @@ export function scanQueues(
       // the policies that stop it, as a plain FIFO would.
       for (let i = 0; i < policies.length; i++) {
         const policy = policies[i]!;
-        if (policy.heldEpoch !== epoch && policy.earliest(permits, now) > now) policy.heldEpoch = epoch;
+        const n = amountAt(amounts, i, permits);
+        if (n !== 0 && policy.heldEpoch !== epoch && policy.earliest(n, now) > now) policy.heldEpoch = epoch;
       }
       holding.push(queue);
     } else {
-      reserve(policies, permits, Math.max(due, until), reserved);
+      reserve(policies, permits, Math.max(due, until), reserved, amounts);
     }
     popRoot(heap);
   }
@@ -174,10 +212,14 @@ export function scanQueues(
  */
 function holdStopping(queue: ScanQueue, now: number, epoch: number, granted: readonly Policy[]): number {
   const permits = queue.headPermits();
+  const amounts = queue.headAmounts();
   let changeAt = Infinity;
-  for (const policy of queue.policies) {
-    if (policy.heldEpoch === epoch || !granted.includes(policy)) continue;
-    const at = policy.earliest(permits, now);
+  const policies = queue.policies;
+  for (let i = 0; i < policies.length; i++) {
+    const policy = policies[i]!;
+    const n = amountAt(amounts, i, permits);
+    if (n === 0 || policy.heldEpoch === epoch || !granted.includes(policy)) continue;
+    const at = policy.earliest(n, now);
     if (at > now) {
       policy.heldEpoch = epoch;
       if (at < changeAt) changeAt = at;

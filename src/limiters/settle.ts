@@ -79,15 +79,19 @@ export function startTask(task: Task, onDone: (() => void) | undefined): Promise
 function settle(waiter: Waiter, granter: Gate): void {
   if (waiter instanceof TaskWaiter) {
     let onDone: (() => void) | undefined;
-    if (waiter.hold) {
-      const queue = waiter.queue;
+    const queue = waiter.queue;
+    if (waiter.hold || queue.slots) {
       const gate = granter.root();
-      if (queue.countFrom === "start" && !(waiter instanceof CompletionTaskWaiter)) gate.stampStart(queue.policies, waiter.permits);
-      else onDone = () => gate.root().release(queue.policies, waiter.permits);
+      const stamp = waiter.hold && queue.countFrom === "start" && !(waiter instanceof CompletionTaskWaiter);
+      if (stamp) gate.stampStart(queue.policies, waiter.permits);
+      // Concurrency slots, and permits counted from completion, end when the task settles.
+      const release = waiter.hold && !stamp;
+      if (queue.slots) onDone = () => gate.root().finish(queue.policies, waiter.permits, release);
+      else if (release) onDone = () => gate.root().release(queue.policies, waiter.permits);
     }
     waiter.resolve(runTask(waiter.task, onDone) as PromiseLike<void>);
   }
-  else waiter.resolve();
+  else waiter.resolve(waiter.result() as PromiseLike<void> | undefined);
 }
 
 export const RESOLVED: Promise<void> = Promise.resolve();

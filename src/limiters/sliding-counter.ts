@@ -107,6 +107,20 @@ export class SlidingCounterPolicy implements AdjustablePolicy {
     this.#current += permits;
   }
 
+  /**
+   * A refund comes off the window the grant was counted in, while it still weighs on the estimate
+   * (the current or the previous window); debt counts now.
+   */
+  adjust(delta: number, grantedAt: number, _mark: number, now: number): void {
+    if (delta > 0) {
+      this.take(delta, now);
+      return;
+    }
+    const k = windowIndex(CLOCK_ORIGIN, this.#interval, grantedAt);
+    if (k === this.#window) this.#current += delta;
+    else if (k === this.#window - 1) this.#previous += delta;
+  }
+
   pause(until: number): void {
     if (until > this.#pausedUntil) this.#pausedUntil = until;
   }

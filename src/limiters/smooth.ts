@@ -59,6 +59,11 @@ export class SmoothPolicy implements AdjustablePolicy {
   /** The point the last grant is paid from (its share of `nextFree`), and its permits: see `setLimit`. */
   #lastFrom = -Infinity;
   #lastPermits = 0;
+  /** Permits taken ever: a reservation's mark, to bound what a refund may give back. */
+  #taken = 0;
+  /** The time of the latest take: no grant made since a reservation was clamped later than this. */
+  #lastTake = -Infinity;
+  #pausedUntil = -Infinity;
 
   constructor(limit: number, interval: number, burst: number, initial: number, now: number) {
     this.#limit = limit;
@@ -120,6 +125,39 @@ export class SmoothPolicy implements AdjustablePolicy {
     this.#lastFrom = this.nextFree();
     this.#lastPermits = permits;
     this.#count += permits;
+    this.#taken += permits;
+    this.#lastTake = at;
+  }
+
+  mark(): number {
+    return this.#taken;
+  }
+
+  /**
+   * Extra permits are debt taken now. A refund of r moves `nextFree` back by r·T, as if the grant had
+   * been smaller — but the grants made since may have been clamped by idle time or a pause in that
+   * smaller world, which this state no longer shows. So `nextFree` goes no earlier than
+   * max(t − burst·T, pausedUntil) + (permits taken since)·T, with t the latest take (now if none
+   * since): a bound on every such clamp, exact when nothing was taken since, and never more permits
+   * than the exact answer.
+   */
+  adjust(delta: number, _grantedAt: number, mark: number, now: number): void {
+    if (delta > 0) {
+      this.take(delta, now);
+      return;
+    }
+    const since = this.#taken - mark;
+    const t = since > 0 ? this.#lastTake : now;
+    const [floorAnchor, floorCount] = this.#pausedUntil > t - (this.#burst * this.#interval) / this.#limit
+      ? [this.#pausedUntil, since]
+      : [t, since - this.#burst];
+    const floor = floorAnchor + (floorCount * this.#interval) / this.#limit;
+    const next = this.nextFree();
+    if (next + (delta * this.#interval) / this.#limit >= floor) this.#count += delta;
+    else if (floor < next) {
+      this.#anchor = floorAnchor;
+      this.#count = floorCount;
+    }
   }
 
   pause(until: number): void {
@@ -132,6 +170,7 @@ export class SmoothPolicy implements AdjustablePolicy {
       this.#lastFrom = until;
       this.#lastPermits = 0;
     }
+    if (until > this.#pausedUntil) this.#pausedUntil = until;
   }
 
   isAtRest(now: number): boolean {
@@ -144,6 +183,9 @@ export class SmoothPolicy implements AdjustablePolicy {
     copy.#count = this.#count;
     copy.#lastFrom = this.#lastFrom;
     copy.#lastPermits = this.#lastPermits;
+    copy.#taken = this.#taken;
+    copy.#lastTake = this.#lastTake;
+    copy.#pausedUntil = this.#pausedUntil;
     return copy;
   }
 }

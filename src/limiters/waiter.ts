@@ -46,6 +46,19 @@ export class Waiter extends Promise<void> {
     this.hold = hold;
     this.seq = nextSeq++;
   }
+
+  /** Its own amount per policy of its queue, or null: `permits` of each (see `ReserveWaiter`). */
+  amounts(): readonly number[] | null {
+    return null;
+  }
+
+  /** Called by the gate at the grant, right after the takes (a reservation records its time). */
+  granted(_now: number): void {}
+
+  /** What the caller's promise resolves with once granted. */
+  result(): unknown {
+    return undefined;
+  }
 }
 
 /** A scheduled task and what to do when it settles (e.g. release permits held until completion). */
@@ -85,6 +98,10 @@ export class WaitQueue implements ScanQueue {
    * Kept here, not per waiter, so a queued task carries no closure.
    */
   countFrom: "start" | "completion" = "start";
+  /** True when a grant holds concurrency slots until its task (or reservation) ends. */
+  slots = false;
+  /** Reservations granted on this limiter and not yet settled (they count as in flight). */
+  openReservations = 0;
 
   constructor(policies: readonly Policy[]) {
     this.policies = policies;
@@ -98,6 +115,9 @@ export class WaitQueue implements ScanQueue {
   }
   headPermits(): number {
     return this.head!.permits;
+  }
+  headAmounts(): readonly number[] | null {
+    return this.head!.amounts();
   }
   headHolds(): boolean {
     return this.head!.hold;

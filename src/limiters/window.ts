@@ -179,6 +179,37 @@ export class WindowPolicy implements AdjustablePolicy {
     this.#size++;
   }
 
+  /**
+   * Settles a reservation granted at `grantedAt`. A refund comes off the log entry of that instant,
+   * as if the grant had been smaller (nothing to do once it has left the window). Debt is recorded
+   * at `now`: the usage is known to have happened by then, and recording it later than the grant
+   * keeps it counting for a full `interval` from the moment it is known, instead of letting the
+   * next grants fill a window that already holds it.
+   */
+  adjust(delta: number, grantedAt: number, _mark: number, now: number): void {
+    if (delta > 0) {
+      this.#record(delta, now);
+      return;
+    }
+    this.#evict(now);
+    const capacity = this.#times.length;
+    let j = this.#size - 1;
+    while (j >= 0 && this.#times[(this.#head + j) % capacity]! > grantedAt) j--;
+    if (j < 0 || this.#times[(this.#head + j) % capacity] !== grantedAt) return;
+    for (let m = j; m < this.#size; m++) this.#cums[(this.#head + m) % capacity]! += delta;
+    this.#total += delta;
+    const before = j === 0 ? this.#left : this.#cums[(this.#head + j - 1) % capacity]!;
+    if (this.#cums[(this.#head + j) % capacity] !== before) return;
+    // The entry is empty: drop it, so the log keeps at most `limit` entries (each ≥ 1 permit).
+    for (let m = j; m < this.#size - 1; m++) {
+      const to = (this.#head + m) % capacity;
+      const from = (this.#head + m + 1) % capacity;
+      this.#times[to] = this.#times[from]!;
+      this.#cums[to] = this.#cums[from]!;
+    }
+    this.#size--;
+  }
+
   #grow(): void {
     const capacity = this.#times.length;
     const size = Math.max(8, capacity * 2);

@@ -8,6 +8,7 @@ import "./window.cases.ts";
 import "./smooth.cases.ts";
 import "./fixed-sliding.cases.ts";
 import "./combine.cases.ts";
+import "./reserve.cases.ts";
 import "./waiting.cases.ts";
 import "./api.cases.ts";
 import "./fetch.cases.ts";

@@ -23,9 +23,9 @@ export interface Outcome {
   aborted?: boolean;
 }
 
-type Grant = { at: number; permits: number };
+export type Grant = { at: number; permits: number };
 
-function allowed(spec: PolicySpec, log: Grant[], permits: number, t: number): boolean {
+export function allowed(spec: PolicySpec, log: Grant[], permits: number, t: number): boolean {
   switch (spec.kind) {
     case "window": {
       const inWindow = log.filter((g) => g.at + spec.interval > t).reduce((s, g) => s + g.permits, 0);
@@ -49,7 +49,7 @@ function smoothNextFree(spec: Extract<PolicySpec, { kind: "smooth" }>, log: Gran
 }
 
 /** Times after `t` at which a policy's answer may change. */
-function changeTimes(spec: PolicySpec, log: Grant[], t: number): number[] {
+export function changeTimes(spec: PolicySpec, log: Grant[], t: number): number[] {
   switch (spec.kind) {
     case "window":
       return log.map((g) => g.at + spec.interval).filter((x) => x > t);
@@ -63,7 +63,7 @@ function changeTimes(spec: PolicySpec, log: Grant[], t: number): number[] {
 }
 
 /** The earliest time ≥ t at which `permits` are allowed by one policy, trying every time its answer may change. */
-function earliestAllowed(spec: PolicySpec, log: Grant[], permits: number, t: number): number {
+export function earliestAllowed(spec: PolicySpec, log: Grant[], permits: number, t: number): number {
   const candidates = [t, ...changeTimes(spec, log, t)].sort((a, b) => a - b);
   for (const c of candidates) if (allowed(spec, log, permits, c)) return c;
   return Infinity;

@@ -56,6 +56,10 @@ describeRedis("key hygiene", () => {
     await workload(store, 100);
     const keys = await redis.keys("{sluice:ttl}*");
     expect(keys.length).toBeGreaterThan(5);
+    // every kind of key was written: smooth state, queue and undo log; window entries and pause; records
+    for (const suffix of [/:s:smooth$/, /:s:smooth:q$/, /:s:smooth:b$/, /:w:overall$/, /:w:overall:m$/, /:r:/]) {
+      expect(keys.some((key) => suffix.test(key)), String(suffix)).toBe(true);
+    }
     for (const key of keys) {
       expect({ key, ttl: await redis.pttl(key) }).toMatchObject({ key, ttl: expect.any(Number) });
       expect(await redis.pttl(key)).toBeGreaterThan(0);
@@ -86,8 +90,10 @@ describeRedis("key hygiene", () => {
     expect(replies.filter((r) => r.code === 3).length).toBeGreaterThan(150); // QueueFull: nothing written
     expect(await redis.zcard("{sluice:bounded}:w:w")).toBe(10 + 50);
     expect(await redis.zcard("{sluice:bounded}:s:s:q")).toBe(50);
-    expect(await redis.hlen("{sluice:bounded}:s:s")).toBeLessThanOrEqual(7 + 50);
-    const records = await Promise.all((await redis.keys("{sluice:bounded}:r:*")).map((k) => redis.hlen(k))); // fields = reservations
+    expect(await redis.hlen("{sluice:bounded}:s:s:b")).toBe(50); // one undo entry per queued reservation
+    const records = await Promise.all(
+      (await redis.keys("{sluice:bounded}:r:*")).map(async (k) => (await redis.get(k))!.split(",").filter((e) => e !== "").length),
+    ); // entries = reservations
     expect(records.reduce((a, b) => a + b, 0)).toBe(replies.filter((r) => r.code === 1).length);
   });
 

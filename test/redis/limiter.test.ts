@@ -18,6 +18,7 @@ import {
   RedisUnavailableError,
   RedisWindowLimiter,
 } from "../../src/redis.ts";
+import { SCRIPTS } from "../../src/integrations/redis/scripts.ts";
 import { describeRedis, type RedisServer, startRedis, useRedis } from "./server.ts";
 
 const T0 = 1_760_000_000_000_000;
@@ -90,6 +91,44 @@ describeRedis("Redis limiters: the local queue in virtual time", () => {
     await clock.advance(3000);
     await Promise.all(all);
     expect(granted).toEqual(Array.from({ length: 300 }, (_, i) => i * 1000 + i * 10));
+  });
+
+  test("waiters aborted together send their cancels together: 200 aborts take 2 cancel calls and give every slot back", async () => {
+    const { clock } = setup();
+    const cancels: number[] = [];
+    const client = fromIoredis(redis);
+    const counting = {
+      evalsha: (sha: string, keys: readonly string[], args: readonly string[]) => {
+        const answer = client.evalsha(sha, keys, args);
+        // how many cancels a call carried, once answered (the first one is answered NOSCRIPT, then sent by EVAL)
+        if (sha === SCRIPTS.cancel.sha) void answer.then(() => cancels.push(Number(args[1])), () => {});
+        return answer;
+      },
+      eval: (script: string, keys: readonly string[], args: readonly string[]) => {
+        const answer = client.eval(script, keys, args);
+        if (script === SCRIPTS.cancel.source) void answer.then(() => cancels.push(Number(args[1])), () => {});
+        return answer;
+      },
+    };
+    const store = new RedisStore({
+      client: counting,
+      name: `lim-${family++}`,
+      clock,
+      now: () => T0 + Math.round(clock.now() * 1000),
+      timeout: 60_000,
+    });
+    const limiter = new RedisSmoothLimiter({ store, key: "api", limit: 100 }); // one per 10 ms
+    await limiter.acquire(); // t = 0: the next slot is at 10 ms
+    const controller = new AbortController(); // one deadline for a whole burst (e.g. a request's timeout)
+    const waits = Array.from({ length: 200 }, () => limiter.acquire(1, { signal: controller.signal }).catch(() => "aborted"));
+    await replies(limiter);
+    controller.abort();
+    expect(await Promise.all(waits)).toEqual(Array(200).fill("aborted"));
+    await vi.waitFor(() => expect(cancels).toEqual([128, 72]), { timeout: 5000, interval: 2 }); // at most MAX_BATCH per call
+    const next = limiter.acquire().then(() => clock.now());
+    await replies(limiter);
+    await clock.advance(10);
+    expect(await next).toBe(10); // all 200 slots came back: the next caller takes the first of them
   });
 
   test("a caller aborted while its reserve is still queued costs no call and no cancel", async () => {
@@ -177,12 +216,12 @@ describeRedis("Redis limiters: the local queue in virtual time", () => {
     const { store, name } = setup();
     const limiter = new RedisSmoothLimiter({ store, key: "s", limit: 1, interval: 1000 });
     await limiter.acquire();
-    const before = await redis.hgetall(`{sluice:${name}}:s:s`);
+    const before = await redis.get(`{sluice:${name}}:s:s`);
     const error = await limiter.acquire(1, { maxWait: 500 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MaxWaitExceededError);
     expect((error as MaxWaitExceededError).retryAfter).toBe(1000);
     expect((error as MaxWaitExceededError).maxWait).toBe(500);
-    expect(await redis.hgetall(`{sluice:${name}}:s:s`)).toEqual(before);
+    expect(await redis.get(`{sluice:${name}}:s:s`)).toEqual(before);
   });
 
   test("maxQueue bounds this process's waiters; maxPending bounds a key's reservations across the fleet", async () => {

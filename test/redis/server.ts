@@ -53,3 +53,14 @@ export function useRedis(use: (server: RedisServer, redis: Redis) => void): void
     await server?.stop();
   });
 }
+
+/**
+ * The stored record of reservation `<batch>/<i>`: entry `i` of the record string `<prefix>r:<batch>`
+ * (`"<at>|<n>"`, the tombstone `"x"`), or null when nothing is recorded.
+ */
+export async function recordOf(redis: Redis, prefix: string, id: string): Promise<string | null> {
+  const slash = id.lastIndexOf("/");
+  const value = await redis.get(`${prefix}r:${id.slice(0, slash)}`);
+  const entry = value?.split(",")[Number(id.slice(slash + 1)) - 1];
+  return entry === undefined || entry === "" ? null : entry;
+}

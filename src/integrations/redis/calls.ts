@@ -34,7 +34,10 @@ export interface PolicySpec {
 /** The keys and arguments of one limiter's script calls, built once per limiter. @internal */
 export class PolicyCalls {
   readonly store: RedisStore;
-  /** Every Redis key the limiter's decisions touch (besides per-reservation records), 2 per policy. */
+  /**
+   * Every Redis key the limiter's decisions touch (besides per-reservation records): smooth: state,
+   * queue, undo log; window: entries, pause.
+   */
   readonly policyKeys: readonly string[];
   readonly #specArgs: readonly string[];
 
@@ -44,7 +47,8 @@ export class PolicyCalls {
     const args: string[] = [String(specs.length)];
     for (const spec of specs) {
       const base = `${store.prefix}${spec.kind}:${spec.key}`;
-      keys.push(base, spec.kind === "s" ? `${base}:q` : `${base}:m`);
+      if (spec.kind === "s") keys.push(base, `${base}:q`, `${base}:b`);
+      else keys.push(base, `${base}:m`);
       args.push(spec.kind, String(spec.limit), String(spec.intervalUs), String(spec.burst), String(spec.initial));
     }
     this.policyKeys = keys;
@@ -53,44 +57,55 @@ export class PolicyCalls {
 
   pauseArgs(ms: number): string[] {
     const store = this.store;
-    return [store.nowArg(), "", String(Math.round(ms * 1000)), "inf", "0", "0", String(store.keyTtlMargin), "0", ...this.#specArgs];
+    return [store.nowArg(), "0", String(Math.round(ms * 1000)), "", "0", "0", String(store.keyTtlMargin), "0", ...this.#specArgs];
   }
 
-  /** Keys of a cancel or pause: the record hash of reservation `id`'s batch, then the policy keys. */
-  keys(id: string): string[] {
-    return [this.store.recordKey(batchOf(id)), ...this.policyKeys];
+  /** Keys of a pause: the policy keys. */
+  pauseKeys(): readonly string[] {
+    return this.policyKeys;
   }
 
-  /** Keys of a reserve batch: the policy keys, then the batch's record hash. */
+  /** Keys of a reserve batch: the policy keys, then the batch's record key. */
   reserveKeys(batch: string): string[] {
     return [...this.policyKeys, this.store.recordKey(batch)];
   }
 
   /** ARGV of a reserve batch: the common head with [2] = the request count, [3] = the batch id, then (n, maxWait µs) per request. */
   reserveArgs(batch: string, permits: readonly number[], maxWaits: readonly number[]): string[] {
-    const store = this.store;
-    const args = [
-      store.nowArg(),
-      String(permits.length),
-      batch,
-      "",
-      String(store.maxPending),
-      String(store.cancelGrace),
-      String(store.keyTtlMargin),
-      String(store.tombstoneTtl),
-      ...this.#specArgs,
-    ];
+    const args = this.#head(permits.length, batch);
     for (let i = 0; i < permits.length; i++) args.push(String(permits[i]), maxWaitArg(maxWaits[i]!));
     return args;
   }
 
-  args(id: string, permits: number, maxWait: number): string[] {
+  /**
+   * Keys and ARGV of one cancel call giving back `ids` in order: the policy keys, then each distinct
+   * record key; per cancel (its record key's index, its entry index, its id).
+   */
+  cancelCall(ids: readonly string[]): { keys: string[]; args: string[] } {
+    const keys = [...this.policyKeys];
+    const records = new Map<string, number>();
+    const args = this.#head(ids.length, "");
+    for (const id of ids) {
+      const slash = id.lastIndexOf("/");
+      const batch = slash < 0 ? id : id.slice(0, slash);
+      const entry = slash < 0 ? "1" : id.slice(slash + 1);
+      let index = records.get(batch);
+      if (index === undefined) {
+        records.set(batch, (index = records.size + 1));
+        keys.push(this.store.recordKey(batch));
+      }
+      args.push(String(index), entry, slash < 0 ? reservationId(id, 1) : id);
+    }
+    return { keys, args };
+  }
+
+  #head(count: number, batch: string): string[] {
     const store = this.store;
     return [
       store.nowArg(),
-      id,
-      String(permits),
-      maxWaitArg(maxWait),
+      String(count),
+      batch,
+      "",
       String(store.maxPending),
       String(store.cancelGrace),
       String(store.keyTtlMargin),
@@ -103,15 +118,6 @@ export class PolicyCalls {
 /** A maxWait in ms as the scripts read it: whole µs, or 'inf'. */
 function maxWaitArg(maxWait: number): string {
   return maxWait === Infinity ? "inf" : String(Math.floor(maxWait * 1000));
-}
-
-/**
- * The batch a reservation id belongs to: ids are `<batch>/<i>`, the i-th request (from 1) of the
- * reserve call `<batch>`; an id without `/` names its own batch. @internal
- */
-export function batchOf(id: string): string {
-  const slash = id.lastIndexOf("/");
-  return slash < 0 ? id : id.slice(0, slash);
 }
 
 /** The id of the `index`-th request (from 1) of reserve batch `batch`. @internal */

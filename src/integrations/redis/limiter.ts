@@ -34,12 +34,13 @@ import {
   requireFunction,
 } from "../../validate.ts";
 import { RedisCommandError, RedisUnavailableError } from "./errors.ts";
-import { type PolicySpec, PolicyCalls, reservationId } from "./calls.ts";
+import { type PolicySpec, PolicyCalls } from "./calls.ts";
 import { acquireUnavailable, tryUnavailable } from "./fallback.ts";
 import { GrantTimer } from "./grants.ts";
 import { CODE } from "./scripts.ts";
 import type { FailurePolicy, Reply, RedisStore } from "./store.ts";
 import { type BatchHandler, ReserveBatcher } from "./batch.ts";
+import { CancelBatcher } from "./cancels.ts";
 import { parseBatchReply } from "./client.ts";
 import { Probe, RESOLVED, Waiter } from "./waiter.ts";
 
@@ -77,6 +78,7 @@ export abstract class RedisLimiter implements Limiter {
   readonly #clock: Clock;
   readonly #calls: PolicyCalls;
   readonly #batch: ReserveBatcher<Waiter | Probe>;
+  readonly #cancels: CancelBatcher;
   readonly #maxWait: number;
   readonly #maxQueue: number;
   readonly #maxPermits: number;
@@ -102,6 +104,7 @@ export abstract class RedisLimiter implements Limiter {
       for (const waiter of waiters) this.#settle(waiter, true);
     });
     this.#batch = new ReserveBatcher<Waiter | Probe>(this.#calls, this.#batchHandler);
+    this.#cancels = new CancelBatcher(this.#calls);
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
     this.#maxPermits = Math.min(...specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
@@ -247,7 +250,7 @@ export abstract class RedisLimiter implements Limiter {
       this.store.report("pause", new RedisCommandError("pause", (error as Error).message, { cause: error }));
       return;
     }
-    const paused = this.store.call("pause", this.#keys("pause"), args).catch((error) => this.store.report("pause", error));
+    const paused = this.store.call("pause", this.#calls.pauseKeys(), args).catch((error) => this.store.report("pause", error));
     // Waiters due before the pause ends give their slots back (newest first, so the freed suffix is
     // reclaimed whole) and queue again behind the pause, in order. The new reserves wait for the pause
     // and the cancels to be answered: a NOSCRIPT resend must not let them overtake.
@@ -296,25 +299,22 @@ export abstract class RedisLimiter implements Limiter {
 
   /** @internal one cancel script call (tests): reservation `<batch>/<i>`, or a bare `batch` for `<batch>/1`. */
   cancelOnce(id: string): Promise<Reply> {
-    if (!id.includes("/")) id = reservationId(id, 1);
-    return this.store.call("cancel", this.#keys(id), this.#args(id, 0, Infinity));
+    return this.cancelBatch([id]).then((replies) => replies[0]!);
+  }
+
+  /** @internal one cancel script call giving back `ids` in order, bypassing the local queue (tests). */
+  cancelBatch(ids: readonly string[]): Promise<Reply[]> {
+    const { keys, args } = this.#calls.cancelCall(ids);
+    return this.store.call("cancel", keys, args, (reply) => parseBatchReply(reply, ids.length));
   }
 
   /** @internal one pause script call (tests); `ms` may carry µs fractions. */
   pauseOnce(ms: number): Promise<Reply> {
-    return this.store.call("pause", this.#keys("pause"), this.#pauseArgs(ms));
+    return this.store.call("pause", this.#calls.pauseKeys(), this.#pauseArgs(ms));
   }
 
   #pauseArgs(ms: number): string[] {
     return this.#calls.pauseArgs(ms);
-  }
-
-  #keys(id: string): string[] {
-    return this.#calls.keys(id);
-  }
-
-  #args(id: string, permits: number, maxWait: number): string[] {
-    return this.#calls.args(id, permits, maxWait);
   }
 
   #reserve(waiter: Waiter, maxWait: number = waiter.maxWait): void {
@@ -428,17 +428,12 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   /**
-   * Gives a reservation back; best effort, failures go to `onError` (a lost cancel only wastes
-   * capacity, never lets more through). The promise always resolves.
+   * Gives a reservation back, in one call with the other cancels of this tick; best effort, failures
+   * go to `onError` (a lost cancel only wastes capacity, never lets more through). The promise
+   * always resolves.
    */
   #cancel(id: string): Promise<unknown> {
-    let args: string[];
-    try {
-      args = this.#args(id, 0, Infinity);
-    } catch {
-      return RESOLVED;
-    }
-    return this.store.call("cancel", this.#keys(id), args).catch((error) => this.store.report("cancel", error));
+    return this.#cancels.cancel(id);
   }
 
   #detach(waiter: Waiter): void {

@@ -9,26 +9,30 @@
  * 2⁵³ µs, about 285 years of epoch time); fractional quantities (the smooth limiter's permit count,
  * which holds `−burst`) are stored with `%.17g`, which round-trips a double exactly.
  *
- * State per policy key (every key carries a TTL derived from its state, plus `margin`):
- * - smooth (`…:s:<name>` hash + `…:s:<name>:q` zset): the in-memory `SmoothPolicy` as
- *   `a` (anchor µs), `c` (permits since the anchor), `p` (paused until), plus an undo log so a
- *   cancelled reservation gives its slot back. Grants are future debt: a later reservation is placed
- *   after the slots already handed out, so only a cancelled suffix can be reclaimed exactly
- *   (`q` orders pending reservations by a sequence number, `b:<id>` holds the state before each;
- *   a cancelled middle reservation hands its before-state to its successor; `bar` marks an
- *   immediate grant that interleaved with pending ones, behind which nothing is restored;
- *   `l`/`lb` remember the last take so an immediate grant that timed out can be refunded).
- * - strict window (`…:w:<name>` zset + `…:w:<name>:m` hash): one member per RESERVATION
+ * State per policy key (every key carries a TTL derived from its state, plus `margin`). The small,
+ * per-call state lives in STRINGS, so one MGET reads it for every key of a combination (with the
+ * call's record) and one `SET … PX` writes a key with its expiry: Redis commands, not arithmetic,
+ * are most of a script's cost.
+ * - smooth (`…:s:<name>` string `a c s bar q p l lb`, `…:s:<name>:q` zset, `…:s:<name>:b` hash):
+ *   the in-memory `SmoothPolicy` as `a` (anchor µs), `c` (permits since the anchor), `p` (paused
+ *   until), plus an undo log so a cancelled reservation gives its slot back. Grants are future debt:
+ *   a later reservation is placed after the slots already handed out, so only a cancelled suffix can
+ *   be reclaimed exactly (`:q` orders pending reservations by the sequence number `s`, `q` counts
+ *   them, `:b` holds the state before each; a cancelled middle reservation hands its before-state to
+ *   its successor; `bar` marks an immediate grant that interleaved with pending ones, behind which
+ *   nothing is restored; `l`/`lb` remember the last take so an immediate grant that timed out can be
+ *   refunded).
+ * - strict window (`…:w:<name>` zset + `…:w:<name>:m` string, the pause): one member per RESERVATION
  *   (`<at>|<n>|<id>`), scored by the cumulative permit count, so the entry whose leaving makes room
  *   is found with one ZRANGEBYSCORE (O(log M)); trimming looks at the oldest few entries and falls back
  *   to a binary search over ranks after a lull. Grants are FIFO (`at ≥` the newest entry), which
  *   keeps time order and count order the same. A cancel removes the entry and renumbers the later
  *   ones, so the window stays exact.
- * - reservation records (`…:r:<call>`, a hash per reserve call, field `<i>` for the reservation
- *   `<call>/<i>`): `"<at>|<n>"`, kept `grace` ms past the call's last `at` so a cancel sent after an
- *   ambiguous timeout still refunds; a cancel turns the field into a tombstone `"x"` (and keeps the
- *   hash at least `tombstone` ms) that a late or retried reserve honours, so nothing is ever refunded
- *   twice or taken after its cancel.
+ * - reservation records (`…:r:<call>`, a string per reserve call, entry `<i>` of its `,`-joined list
+ *   for the reservation `<call>/<i>`): `"<at>|<n>"`, kept `grace` ms past the call's last `at` so a
+ *   cancel sent after an ambiguous timeout still refunds; a cancel turns the entry into a tombstone
+ *   `"x"` (and keeps the record at least `tombstone` ms) that a late or retried reserve honours, so
+ *   nothing is ever refunded twice or taken after its cancel.
  *
  * Loops are bounded by O(log M) probes, never by the number of entries, so a script never holds the
  * server for long (Redis answers BUSY to everyone while a script runs).
@@ -55,10 +59,12 @@ export const CODE = Object.freeze({
 });
 
 /**
- * Shared Lua: argument parsing, number formatting, and the two policies. ARGV layout for every
- * operation (reserve: see RESERVE): [1] now µs ('' = use TIME), [2] id, [3] n or duration, [4] maxWait µs ('inf' = none),
- * [5] maxPending, [6] grace ms, [7] margin ms, [8] tombstone ms, [9] policy count, then 5 slots per
- * policy: kind ('s'|'w'), limit, interval µs, burst, initial. KEYS: [1] record hash, then 2 per policy.
+ * Shared Lua: argument parsing, number formatting, records, and the two policies. ARGV layout for
+ * every operation: [1] now µs ('' = use TIME), [2] request count, [3] batch id (reserve) or the
+ * pause duration µs, [4] unused, [5] maxPending, [6] grace ms, [7] margin ms, [8] tombstone ms,
+ * [9] policy count, then 5 slots per policy: kind ('s'|'w'), limit, interval µs, burst, initial.
+ * KEYS: the policy keys first (smooth: state, queue, undo log; window: entries, pause), then the
+ * record keys.
  */
 const PRELUDE = `
 local function now_us()
@@ -73,41 +79,63 @@ local function ttl(horizon, margin)
   if ms < 0 then ms = 0 end
   return ms + margin
 end
+-- a string key with its TTL in one call (a TTL of 0 means "already at rest": the key goes)
+local function put(key, value, ms)
+  if ms > 0 then redis.call('SET', key, value, 'PX', ms) else redis.call('DEL', key) end
+end
 local MARGIN = tonumber(ARGV[7])
 local GRACE = tonumber(ARGV[6])
 
--- koff: how many keys precede the policy keys (cancel/pause: the record; reserve: none)
-local function policies(koff)
+-- the policies and their keys; returns the list and how many keys they use
+local function policies()
   local list = {}
   local count = tonumber(ARGV[9])
+  local k = 0
   for i = 1, count do
     local b = 9 + (i - 1) * 5
-    list[i] = { kind = ARGV[b + 1], lim = tonumber(ARGV[b + 2]), iv = tonumber(ARGV[b + 3]),
-      burst = tonumber(ARGV[b + 4]), init = tonumber(ARGV[b + 5]), k1 = KEYS[koff + 2 * i - 1],
-      k2 = KEYS[koff + 2 * i] }
+    local P = { kind = ARGV[b + 1], lim = tonumber(ARGV[b + 2]), iv = tonumber(ARGV[b + 3]),
+      burst = tonumber(ARGV[b + 4]), init = tonumber(ARGV[b + 5]), k1 = KEYS[k + 1], k2 = KEYS[k + 2] }
+    if P.kind == 's' then P.k3 = KEYS[k + 3]; k = k + 3 else k = k + 2 end
+    list[i] = P
   end
-  return list
+  return list, k
+end
+
+-- records: one string per reserve call, entries joined by ',' ('' = nothing recorded, 'x' = tombstone)
+local function rec_parse(v)
+  local t = {}
+  local n = 0
+  local pos = 1
+  while true do
+    local c = string.find(v, ',', pos, true)
+    n = n + 1
+    if c then t[n] = string.sub(v, pos, c - 1); pos = c + 1
+    else t[n] = string.sub(v, pos); return t, n end
+  end
+end
+local function rec_join(t, n)
+  for i = 1, n do if not t[i] then t[i] = '' end end
+  return table.concat(t, ',', 1, n)
 end
 
 -- smooth (SmoothPolicy, same arithmetic in the same order) ----------------------------------
+-- state string: 'a c s bar q p l lb' (p, l, lb may be empty)
 local function s_next(P) return P.a + (P.c * P.iv) / P.lim end
 local function s_pause(P, untilt)
   if s_next(P) < untilt then P.a = untilt; P.c = 0 end
 end
-local function s_load(P, now)
-  local h = redis.call('HMGET', P.k1, 'a', 'c', 'p', 's', 'bar', 'l', 'lb')
-  if h[1] then
-    P.a = tonumber(h[1]); P.c = tonumber(h[2]); P.p = h[3] and tonumber(h[3]) or false
-    P.s = tonumber(h[4]); P.bar = tonumber(h[5]); P.l = h[6] or ''; P.lb = h[7] or ''
+local function s_parse(P, v, now)
+  if v then
+    local a, c, s, bar, q, p, l, lb = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*)$')
+    P.a = tonumber(a); P.c = tonumber(c); P.s = tonumber(s); P.bar = tonumber(bar); P.qn = tonumber(q)
+    P.p = p ~= '' and tonumber(p) or false; P.l = l; P.lb = lb
     P.exists = true
-    P.qn = redis.call('ZCARD', P.k2)
   else
-    P.a = now; P.c = -P.init; P.p = false; P.s = 0; P.bar = 0; P.l = ''; P.lb = ''
+    P.a = now; P.c = -P.init; P.p = false; P.s = 0; P.bar = 0; P.qn = 0; P.l = ''; P.lb = ''
     P.exists = false
-    P.qn = 0
   end
-  P.bar0 = P.bar
 end
+local function s_load(P, now) s_parse(P, redis.call('GET', P.k1), now) end
 local function s_earliest(P, n, now)
   local nf = s_next(P)
   if nf > now then return nf end
@@ -123,12 +151,10 @@ local function s_horizon(P, now)
   return h
 end
 local function s_save(P, now)
-  redis.call('HSET', P.k1, 'a', fint(P.a), 'c', fnum(P.c), 's', fint(P.s), 'l', P.l, 'lb', P.lb)
-  if P.bar ~= P.bar0 or not P.exists then redis.call('HSET', P.k1, 'bar', fint(P.bar)) end
-  if P.p then redis.call('HSET', P.k1, 'p', fint(P.p)) end
   local ms = ttl(s_horizon(P, now), MARGIN)
-  redis.call('PEXPIRE', P.k1, ms)
-  if P.qn > 0 then redis.call('PEXPIRE', P.k2, ms) end
+  put(P.k1, fint(P.a) .. ' ' .. fnum(P.c) .. ' ' .. fint(P.s) .. ' ' .. fint(P.bar) .. ' ' .. fint(P.qn) .. ' ' ..
+    (P.p and fint(P.p) or '') .. ' ' .. P.l .. ' ' .. P.lb, ms)
+  if P.qn > 0 then redis.call('PEXPIRE', P.k2, ms); redis.call('PEXPIRE', P.k3, ms) end
 end
 local function s_restore(P, before)
   local a, c = string.match(before, '^(%-?%d+)|(.+)$')
@@ -141,15 +167,19 @@ local function s_prune(P, now)
   for _ = 1, 8 do
     local head = redis.call('ZRANGE', P.k2, 0, 15)
     if #head == 0 then return end
+    local bs = redis.call('HMGET', P.k3, unpack(head))
     local gone = 0
     for i = 1, #head do
-      local b = redis.call('HGET', P.k1, 'b:' .. head[i])
-      local g = b and tonumber(string.match(b, '^(%-?%d+)|')) or nil
+      local g = bs[i] and tonumber(string.match(bs[i], '^(%-?%d+)|')) or nil
       if g and g + GRACE * 1000 > now then break end
-      redis.call('HDEL', P.k1, 'b:' .. head[i])
       gone = i
     end
-    if gone > 0 then redis.call('ZREMRANGEBYRANK', P.k2, 0, gone - 1); P.qn = P.qn - gone end
+    if gone > 0 then
+      redis.call('HDEL', P.k3, unpack(head, 1, gone))
+      redis.call('ZREMRANGEBYRANK', P.k2, 0, gone - 1)
+      P.qn = P.qn - gone
+      P.dirty = true
+    end
     if gone < #head then return end
   end
 end
@@ -173,10 +203,16 @@ local function w_trim(P, now)
   end
   if gone < count or count == 0 then
     if gone > 0 then redis.call('ZREMRANGEBYRANK', P.k1, 0, gone - 1) end
+    -- fewer than 4 entries: the newest is among them
+    if count < 4 and count > gone then
+      P.tlast = w_parse(head[2 * count - 1]); P.clast = tonumber(head[2 * count])
+    elseif count == 0 or count == gone then
+      P.tlast = false; P.clast = 0
+    end
     return
   end
   local last = redis.call('ZRANGE', P.k1, -1, -1)
-  if w_parse(last[1]) + P.iv <= now then redis.call('DEL', P.k1); return end
+  if w_parse(last[1]) + P.iv <= now then redis.call('DEL', P.k1); P.tlast = false; P.clast = 0; return end
   -- after a lull: binary search the first entry still inside the window, ranks [lo, hi]
   local lo, hi = count, redis.call('ZCARD', P.k1) - 1
   while lo < hi do
@@ -186,10 +222,12 @@ local function w_trim(P, now)
   end
   redis.call('ZREMRANGEBYRANK', P.k1, 0, lo - 1)
 end
-local function w_load(P, now)
+-- p: the pause string (read with the record), or false
+local function w_load(P, now, p)
+  P.tlast = nil
   w_trim(P, now)
-  local p = redis.call('HGET', P.k2, 'p')
   P.p = p and tonumber(p) or false
+  if P.tlast ~= nil then return end
   local last = redis.call('ZRANGE', P.k1, -1, -1, 'WITHSCORES')
   if #last > 0 then
     P.tlast = w_parse(last[1]); P.clast = tonumber(last[2])
@@ -232,35 +270,37 @@ end
  * it were alone in its own call: every request takes on every key at one instant, or writes nothing.
  * The policy state is loaded once, carried in Lua between requests, and saved once, so one call's
  * fixed cost (the round trip, the script's start, loading and saving the state) is shared by the
- * whole batch; per request remain the record write and, for a window, its zset entry.
+ * whole batch; per request remain its record entry and, for a window, its zset entry.
  *
- * Records: one hash per batch, `…:r:<batch>`, field `<i>` = `"<at>|<n>"` (or the tombstone `x`) for
- * the reservation `<batch>/<i>` — one write and one expiry per call instead of one key per request.
+ * Calls per script, for a grant with nothing queued: TIME, one MGET (the record and every policy's
+ * small state: a smooth key's state string, a window's pause), then one SET per smooth key, the
+ * window's trim/ZADD/PEXPIRE, and one SET for the record — four in all for a smooth key.
  *
- * KEYS: 2 per policy, then the batch's record hash. ARGV: the common layout with [2] = the number of
- * requests and [3] = the batch id, then 2 slots per request after the policies: n, maxWait µs
+ * Records: one string per batch, `…:r:<batch>`, entry `i` = `"<at>|<n>"` (or the tombstone `x`) for
+ * the reservation `<batch>/<i>` — one write with its expiry per call instead of one key per request.
+ *
+ * KEYS: the policy keys, then the batch's record key. ARGV: the common layout with [2] = the number
+ * of requests and [3] = the batch id, then 2 slots per request after the policies: n, maxWait µs
  * ('inf' = none). Reply: 3 integers per request, code, delay µs, grant µs.
  */
 const RESERVE = `${PRELUDE}
 local now = now_us()
-local list = policies(0)
-local rk = KEYS[2 * #list + 1]
+local list, k = policies()
+local rk = KEYS[k + 1]
 local count = tonumber(ARGV[2])
 local batch = ARGV[3]
 local abase = 9 + 5 * #list
 local cap = tonumber(ARGV[5])
--- a batch seen before (a resent command) or cancelled ahead (tombstones) has its record hash already
-local existed = redis.call('EXISTS', rk) == 1
-local recs = {}
-if existed then
-  local fields = {}
-  for r = 1, count do fields[r] = r end
-  recs = redis.call('HMGET', rk, unpack(fields))
-end
+-- one read for the record (a resent batch, or tombstones of cancels that overtook it) and every
+-- policy's small state
+local mkeys = { rk }
+for i, P in ipairs(list) do mkeys[i + 1] = P.kind == 's' and P.k1 or P.k2 end
+local vals = redis.call('MGET', unpack(mkeys))
+local existed = vals[1] ~= false
+local recs, rn = {}, 0
+if existed then recs, rn = rec_parse(vals[1]) end
 local out = {}
 local o = 0
-local writes = {}
-local w = 0
 local keep = 0
 local loaded = false
 local took = false
@@ -269,7 +309,7 @@ for r = 1, count do
   local id = batch .. '/' .. r
   local n = tonumber(ARGV[b + 1])
   local rec = recs[r]
-  if rec then
+  if rec and rec ~= '' then
     if rec == 'x' then
       out[o + 1] = 4; out[o + 2] = 0; out[o + 3] = 0; o = o + 3
     else
@@ -281,9 +321,11 @@ for r = 1, count do
   else
     if not loaded then
       loaded = true
-      for _, P in ipairs(list) do
-        if P.kind == 's' then s_load(P, now); s_prune(P, now)
-        else w_load(P, now); P.adds = {}; P.card = false end
+      for i, P in ipairs(list) do
+        -- MGET answers nil for a key of another type too: a fresh key is read again with GET, which
+        -- raises WRONGTYPE for a misconfiguration instead of overwriting it
+        if P.kind == 's' then s_parse(P, vals[i + 1] or redis.call('GET', P.k1), now); s_prune(P, now); P.qadds = {}; P.badds = {}
+        else w_load(P, now, vals[i + 1]); P.adds = {}; P.card = false end
       end
     end
     local at = now
@@ -318,8 +360,9 @@ for r = 1, count do
           s_take(P, n, at)
           P.s = P.s + 1
           if delay > 0 then
-            redis.call('ZADD', P.k2, P.s, id)
-            redis.call('HSET', P.k1, 'b:' .. id, ats .. '|' .. fint(ba) .. '|' .. fnum(bc))
+            local q = #P.qadds
+            P.qadds[q + 1] = P.s; P.qadds[q + 2] = id
+            P.badds[q + 1] = id; P.badds[q + 2] = ats .. '|' .. fint(ba) .. '|' .. fnum(bc)
             P.qn = P.qn + 1
           elseif P.qn > 0 then
             P.bar = P.s
@@ -334,107 +377,150 @@ for r = 1, count do
           if P.card then P.card = P.card + 1 end
         end
       end
-      writes[w + 1] = r; writes[w + 2] = ats .. '|' .. n; w = w + 2
+      recs[r] = ats .. '|' .. n
+      if r > rn then rn = r end
       local t = ttl(delay, GRACE)
       if t > keep then keep = t end
     end
     out[o + 1] = code; out[o + 2] = delay; out[o + 3] = at; o = o + 3
   end
 end
+for _, P in ipairs(list) do
+  if P.kind == 's' then
+    if P.took then
+      if #P.qadds > 0 then redis.call('ZADD', P.k2, unpack(P.qadds)); redis.call('HSET', P.k3, unpack(P.badds)) end
+      P.lb = fint(P.la) .. '|' .. fnum(P.lc)
+    end
+    -- pruning alone changes the queue size, so it is saved too
+    if P.took or P.dirty then s_save(P, now) end
+  elseif took and P.tlast then
+    w_flush(P)
+    redis.call('PEXPIRE', P.k1, ttl(P.tlast + P.iv - now, MARGIN))
+  end
+end
 if took then
-  redis.call('HSET', rk, unpack(writes))
   -- the records live GRACE past the batch's last grant (longer if tombstones already asked for it)
   if existed then
     local left = redis.call('PTTL', rk)
     if left > keep then keep = left end
   end
-  redis.call('PEXPIRE', rk, keep)
-  for _, P in ipairs(list) do
-    if P.kind == 's' then
-      if P.took then
-        P.lb = fint(P.la) .. '|' .. fnum(P.lc)
-        s_save(P, now)
-      end
-    elseif P.tlast then
-      w_flush(P)
-      redis.call('PEXPIRE', P.k1, ttl(P.tlast + P.iv - now, MARGIN))
-    end
-  end
+  put(rk, rec_join(recs, rn), keep)
 end
 return out
 `;
 
-/** cancel: give a reservation back (idempotent by id; leaves a tombstone). */
+/**
+ * cancel: give reservations back, in order, each exactly as if alone (idempotent by id; each leaves a
+ * tombstone). KEYS: the policy keys, then the distinct record keys. ARGV: the common layout with
+ * [2] = the number of cancels, then 3 slots per cancel after the policies: the index of its record
+ * key among the record keys, its entry index, its id. Reply: 3 integers per cancel: code (1 refunded,
+ * 0 nothing to refund), n, grant µs.
+ */
 const CANCEL = `${PRELUDE}
 local now = now_us()
-local id = ARGV[2]
-local field = string.match(id, '/(%d+)$')
-local rec = redis.call('HGET', KEYS[1], field)
-if rec == 'x' then return {0, '0', '0'} end
-redis.call('HSET', KEYS[1], field, 'x')
-local left = redis.call('PTTL', KEYS[1])
-if left < tonumber(ARGV[8]) then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[8])) end
-if not rec then return {0, '0', '0'} end
-local g, n = string.match(rec, '^(%-?%d+)|(%d+)$')
-g = tonumber(g); n = tonumber(n)
-for _, P in ipairs(policies(1)) do
-  if P.kind == 's' then
-    s_load(P, now)
-    if P.exists then
-      local seq = redis.call('ZSCORE', P.k2, id)
-      if seq then
-        seq = tonumber(seq)
-        local b = redis.call('HGET', P.k1, 'b:' .. id)
-        local before = string.match(b, '^%-?%d+|(.+)$')
-        local nxt = redis.call('ZRANGEBYSCORE', P.k2, '(' .. fint(seq), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-        if #nxt == 0 then
-          if seq > P.bar then
-            s_restore(P, before)
-            if P.l == id then P.l = ''; P.lb = '' end
-          end
-        elseif not (seq <= P.bar and tonumber(nxt[2]) > P.bar) then
-          local sb = redis.call('HGET', P.k1, 'b:' .. nxt[1])
-          local sg = string.match(sb, '^(%-?%d+)|')
-          redis.call('HSET', P.k1, 'b:' .. nxt[1], sg .. '|' .. before)
-        end
-        redis.call('ZREM', P.k2, id); P.qn = P.qn - 1
-        redis.call('HDEL', P.k1, 'b:' .. id)
-      elseif P.l == id and P.lb ~= '' then
-        s_restore(P, P.lb)
-        P.l = ''; P.lb = ''
-      end
-      s_save(P, now)
-    end
+local list, k = policies()
+local count = tonumber(ARGV[2])
+local cbase = 9 + 5 * #list
+local TOMB = tonumber(ARGV[8])
+local records = {}
+local out = {}
+local o = 0
+for c = 1, count do
+  local b = cbase + 3 * (c - 1)
+  local ri = tonumber(ARGV[b + 1])
+  local field = tonumber(ARGV[b + 2])
+  local id = ARGV[b + 3]
+  local R = records[ri]
+  if not R then
+    local v = redis.call('GET', KEYS[k + ri])
+    R = { key = KEYS[k + ri], t = {}, n = 0, left = 0 }
+    if v then R.t, R.n = rec_parse(v); R.left = redis.call('PTTL', R.key) end
+    records[ri] = R
+  end
+  local rec = R.t[field]
+  if rec == 'x' then
+    out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 0; o = o + 3
   else
-    local member = fint(g) .. '|' .. fint(n) .. '|' .. id
-    local sc = redis.call('ZSCORE', P.k1, member)
-    if sc then
-      local later = redis.call('ZRANGEBYSCORE', P.k1, '(' .. sc, '+inf')
-      for _, m in ipairs(later) do redis.call('ZINCRBY', P.k1, -n, m) end
-      redis.call('ZREM', P.k1, member)
-      w_ttl(P, now)
+    R.t[field] = 'x'; R.dirty = true
+    if field > R.n then R.n = field end
+    if not rec or rec == '' then
+      out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 0; o = o + 3
+    else
+      local g, n = string.match(rec, '^(%-?%d+)|(%d+)$')
+      g = tonumber(g); n = tonumber(n)
+      for _, P in ipairs(list) do
+        if P.kind == 's' then
+          if P.exists == nil then s_load(P, now) end
+          if P.exists then
+            local seq = redis.call('ZSCORE', P.k2, id)
+            if seq then
+              seq = tonumber(seq)
+              local bf = redis.call('HGET', P.k3, id)
+              local before = string.match(bf, '^%-?%d+|(.+)$')
+              local nxt = redis.call('ZRANGEBYSCORE', P.k2, '(' .. fint(seq), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+              if #nxt == 0 then
+                if seq > P.bar then
+                  s_restore(P, before)
+                  if P.l == id then P.l = ''; P.lb = '' end
+                end
+              elseif not (seq <= P.bar and tonumber(nxt[2]) > P.bar) then
+                local sb = redis.call('HGET', P.k3, nxt[1])
+                local sg = string.match(sb, '^(%-?%d+)|')
+                redis.call('HSET', P.k3, nxt[1], sg .. '|' .. before)
+              end
+              redis.call('ZREM', P.k2, id); P.qn = P.qn - 1
+              redis.call('HDEL', P.k3, id)
+              P.dirty = true
+            elseif P.l == id and P.lb ~= '' then
+              s_restore(P, P.lb)
+              P.l = ''; P.lb = ''
+              P.dirty = true
+            end
+          end
+        else
+          local member = fint(g) .. '|' .. fint(n) .. '|' .. id
+          local sc = redis.call('ZSCORE', P.k1, member)
+          if sc then
+            local later = redis.call('ZRANGEBYSCORE', P.k1, '(' .. sc, '+inf')
+            for _, m in ipairs(later) do redis.call('ZINCRBY', P.k1, -n, m) end
+            redis.call('ZREM', P.k1, member)
+            P.dirty = true
+          end
+        end
+      end
+      out[o + 1] = 1; out[o + 2] = n; out[o + 3] = g; o = o + 3
     end
   end
 end
-return {1, fint(n), fint(g)}
+for _, P in ipairs(list) do
+  if P.dirty then
+    if P.kind == 's' then s_save(P, now) else w_ttl(P, now) end
+  end
+end
+-- tombstones live at least TOMB ms
+for _, R in pairs(records) do
+  if R.dirty then
+    local ms = R.left
+    if ms < TOMB then ms = TOMB end
+    put(R.key, rec_join(R.t, R.n), ms)
+  end
+end
+return out
 `;
 
 /** pause: nothing is granted on any key of the combination before `now + ARGV[3]` µs. */
 const PAUSE = `${PRELUDE}
 local now = now_us()
 local untilt = now + tonumber(ARGV[3])
-for _, P in ipairs(policies(1)) do
+for _, P in ipairs((policies())) do
   if P.kind == 's' then
     s_load(P, now)
     if not P.p or untilt > P.p then P.p = untilt end
     s_pause(P, untilt)
     s_save(P, now)
   else
-    local p = redis.call('HGET', P.k2, 'p')
-    if not p or untilt > tonumber(p) then
-      redis.call('HSET', P.k2, 'p', fint(untilt))
-      redis.call('PEXPIRE', P.k2, ttl(untilt - now, MARGIN))
-    end
+    local p = redis.call('GET', P.k2)
+    if not p or untilt > tonumber(p) then put(P.k2, fint(untilt), ttl(untilt - now, MARGIN)) end
   end
 end
 return {1, fint(untilt - now), fint(untilt)}

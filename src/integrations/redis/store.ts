@@ -243,7 +243,7 @@ export class RedisStore {
     this.#onError = o.onError;
   }
 
-  /** The key of the records of reserve batch `batch` (a hash, one field per reservation). @internal */
+  /** The key of the records of reserve batch `batch` (a string, one entry per reservation). @internal */
   recordKey(batch: string): string {
     return `${this.prefix}r:${batch}`;
   }

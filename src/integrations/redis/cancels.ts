@@ -1,0 +1,91 @@
+/**
+ * Coalesces one limiter's cancels as `batch.ts` coalesces its reserves: the cancels asked for in the
+ * same tick, or while {@link MAX_IN_FLIGHT} cancel calls await a reply, go out together as ONE
+ * script call (at most {@link MAX_BATCH} each), in the order they were asked. The script gives each
+ * back exactly as a call of its own would (idempotent, with its tombstone), so a timeout that
+ * strikes 128 waiters of one batch costs one call, not 128.
+ *
+ * @module
+ */
+import { MAX_BATCH, MAX_IN_FLIGHT } from "./batch.ts";
+import type { PolicyCalls } from "./calls.ts";
+import { parseBatchReply } from "./client.ts";
+import type { Reply } from "./store.ts";
+
+/** A queued cancel: its reservation id and how to tell its caller the call is over. */
+interface Pending {
+  readonly id: string;
+  readonly done: (reply: Reply | undefined) => void;
+}
+
+/**
+ * The cancel queue of one limiter.
+ *
+ * @example
+ * ```ts
+ * const cancels = new CancelBatcher(calls);
+ * await cancels.cancel("3f9a…/2"); // resolves once the call is answered (or failed, reported to onError)
+ * ```
+ * @internal
+ */
+export class CancelBatcher {
+  readonly #calls: PolicyCalls;
+  #queue: Pending[] = [];
+  #inFlight = 0;
+  #scheduled = false;
+
+  constructor(calls: PolicyCalls) {
+    this.#calls = calls;
+  }
+
+  /**
+   * Gives reservation `id` back; best effort: a failure goes to `onError` (a lost cancel only wastes
+   * capacity, never lets more through). Resolves with the script's reply, or `undefined` when the
+   * call failed; never rejects.
+   */
+  cancel(id: string): Promise<Reply | undefined> {
+    return new Promise((done) => {
+      this.#queue.push({ id, done });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    queueMicrotask(this.#flush);
+  }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false;
+    while (this.#inFlight < MAX_IN_FLIGHT && this.#queue.length > 0) this.#send();
+  };
+
+  #send(): void {
+    const items = this.#queue.length <= MAX_BATCH ? this.#queue : this.#queue.slice(0, MAX_BATCH);
+    this.#queue = items === this.#queue ? [] : this.#queue.slice(MAX_BATCH);
+    let call: { keys: string[]; args: string[] };
+    try {
+      call = this.#calls.cancelCall(items.map((item) => item.id));
+    } catch {
+      // The arguments cannot be built (the injected clock threw): the reserve failed the same way.
+      for (const item of items) item.done(undefined);
+      return;
+    }
+    const store = this.#calls.store;
+    this.#inFlight++;
+    store.call("cancel", call.keys, call.args, (reply) => parseBatchReply(reply, items.length)).then(
+      (replies) => this.#finish(items, replies),
+      (error) => {
+        store.report("cancel", error);
+        this.#finish(items, undefined);
+      },
+    );
+  }
+
+  #finish(items: readonly Pending[], replies: readonly Reply[] | undefined): void {
+    this.#inFlight--;
+    items.forEach((item, i) => item.done(replies?.[i]));
+    if (this.#queue.length > 0) this.#schedule();
+  }
+}
