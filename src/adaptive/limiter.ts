@@ -114,9 +114,16 @@ export class AdaptiveLimiter implements Limiter {
     this.#inner.pause(ms);
   }
 
-  /** True when nothing waits and the rate state would grant nothing a fresh limiter would not. */
+  /**
+   * True when forgetting this limiter (a `KeyedLimiter` evicting an idle key) cannot send faster
+   * than the server allows: nothing waits or is paused, no request is in flight (its answer must
+   * reach the learned state), and the learned rate is at least where a fresh limiter starts. A key
+   * whose rate the server cut below that start is therefore kept (a fresh one would overload it
+   * again); one that learned a higher rate may be forgotten, at the cost of slow start next time.
+   */
   isIdle(): boolean {
-    return this.#inner.isIdle();
+    const c = this.#controller;
+    return c.inFlight === 0 && c.rate >= c.initialRate && this.#inner.isIdle();
   }
 
   /**
