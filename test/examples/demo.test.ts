@@ -63,8 +63,8 @@ test("npm start -- --adaptive: a client told 2× the limit cuts its rate below w
 test("the adaptive scene explains its options and rejects bad ones", async () => {
   const { stdout } = await run(process.execPath, ["examples/demo.ts", "--adaptive", "--help"]);
   expect(stdout).toMatch(/--rate N[\s\S]*--told N[\s\S]*--seconds N/);
-  await expect(run(process.execPath, ["examples/demo.ts", "--adaptive", "--told", "-1"])).rejects.toMatchObject({
+  await expect(run(process.execPath, ["examples/demo.ts", "--adaptive", "--told", "1.5"])).rejects.toMatchObject({
     code: 2,
-    stderr: expect.stringContaining("--told must be an integer of at least 0, got \"-1\""),
+    stderr: expect.stringContaining("--told must be an integer of at least 0, got \"1.5\""),
   });
 });
