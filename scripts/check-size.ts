@@ -4,17 +4,18 @@
  * exceeds its budget in `scripts/entries.ts`, or when the limiter core (every limiter, `combine`,
  * `KeyedLimiter`, clocks and errors, without the HTTP layer) exceeds {@link CORE_BUDGET}. Also
  * reports one limiter alone, which is what tree-shaking leaves when an app imports just
- * `SmoothLimiter` (`sideEffects: false`).
+ * `SmoothLimiter` (`sideEffects: false`), and checks what `createThrottledFetch` alone costs against
+ * {@link FETCH_ONLY_BUDGET}.
  *
  *   node scripts/check-size.ts        (after `npm run build`)
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { distName, ENTRIES } from "./entries.ts";
 import { assertFreshDist } from "./lib/dist.ts";
 import { TMP } from "./lib/paths.ts";
 import { CheckList } from "./lib/results.ts";
-import { CORE_BUDGET, CORE_EXPORTS, measure, type Size } from "./lib/size.ts";
+import { CORE_BUDGET, CORE_EXPORTS, FETCH_ONLY_BUDGET, measure, type Size } from "./lib/size.ts";
 
 const kib = (n: number) => `${(n / 1024).toFixed(2)} KiB`;
 
@@ -44,8 +45,15 @@ await checks.check(`limiter core: min+gzip within budget of ${kib(CORE_BUDGET)}`
   if (size.gzip > CORE_BUDGET) throw new Error(`${size.gzip} bytes gzipped exceeds the core budget of ${CORE_BUDGET} bytes`);
   return describe(size);
 });
+await checks.check(`only createThrottledFetch: min+gzip within budget of ${kib(FETCH_ONLY_BUDGET)}`, async () => {
+  const size = await measure(`export { createThrottledFetch } from "./index.js";`);
+  report["createThrottledFetch alone (tree-shaken)"] = { ...size, budget: FETCH_ONLY_BUDGET };
+  if (size.gzip > FETCH_ONLY_BUDGET) throw new Error(`${size.gzip} bytes gzipped exceeds the budget of ${FETCH_ONLY_BUDGET} bytes (scripts/lib/size.ts)`);
+  return describe(size);
+});
 const alone = await measure(`export { SmoothLimiter } from "./index.js";`);
 report["SmoothLimiter alone (tree-shaken)"] = alone;
 console.log(`  · for reference, SmoothLimiter alone (tree-shaken): ${describe(alone)}`);
+mkdirSync(TMP, { recursive: true });
 writeFileSync(join(TMP, "size.json"), `${JSON.stringify(report, null, 2)}\n`);
 checks.finish();

@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface ServerStats {
-  /** Arrival times (performance.now) of accepted requests. */
+  /** Arrival times (ms, the server's `performance.now`) of accepted requests. */
   accepted: number[];
   /** How many requests were answered 429. */
   rejected: number;

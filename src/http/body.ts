@@ -87,19 +87,20 @@ export function snapshotBody(body: BodyInit): BodyInit {
  * @param replay whether a retry is possible at all; when false nothing is copied or buffered and the
  *   caller's body goes out untouched.
  * @param signal aborts the read of a `Request`'s body (rejecting with its reason, cancelling the stream).
- * @returns the plan; rejects (like `fetch` would) when a `Request`'s body was already used.
+ * @returns the plan — a promise only when a `Request`'s body must be read (no await hop otherwise);
+ *   it rejects (like `fetch` would) when that body was already used.
  * @example
  * ```ts
  * const plan = await planBody("https://example.com", { method: "POST", body: "hi" }, true);
  * plan.kind; // "replayable"
  * ```
  */
-export async function planBody(
+export function planBody(
   input: FetchInput,
   init: RequestInit | undefined,
   replay: boolean,
   signal?: AbortSignal,
-): Promise<BodyPlan> {
+): BodyPlan | Promise<BodyPlan> {
   const own = init?.body;
   if (own !== undefined && own !== null) {
     if (!isReplayableBody(own)) return { kind: "streamed" };
@@ -110,8 +111,7 @@ export async function planBody(
   if (!isRequest(input) || input.body === null) return { kind: "none" };
   if (!replay) return { kind: "streamed" };
   // Read once; later attempts pass the bytes as init.body, which takes precedence over the used body.
-  const bytes = await readAll(input, signal);
-  return { kind: "replayable", value: bytes, view: bytes };
+  return readAll(input, signal).then((bytes) => ({ kind: "replayable", value: bytes, view: bytes }));
 }
 
 /**

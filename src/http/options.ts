@@ -7,7 +7,8 @@
  */
 import { type Clock, MAX_TIMER_DELAY } from "../clock.ts";
 import type { Limiter } from "../limiters/limiter.ts";
-import { KeyedLimiter } from "../limiters/keyed.ts";
+import type { KeyedLimiter } from "../limiters/keyed.ts";
+import { isKeyedLimiter } from "./limiter-shape.ts";
 import { GatedLimiter, INTERNALS, resolveClock } from "../limiters/limiter.ts";
 import { LIMITER_DEFAULTS } from "../limiters/defaults.ts";
 import { WindowLimiter } from "../limiters/window.ts";
@@ -259,7 +260,10 @@ export interface ThrottledFetchOptions {
   retry?: number | RetryOptions;
   /**
    * Per attempt: ms until the response headers must arrive (the body is read by the caller, under
-   * the caller's signal). `Infinity` for none. @default 60000
+   * the caller's signal). `Infinity` for none: then an attempt without a caller `signal` or a
+   * `totalTimeout` is sent with no `AbortSignal` and no timer — on Node, handing fetch a signal
+   * costs about as much as everything else sluice does per request (see bench/RESULTS.md).
+   * @default 60000
    */
   timeout?: number;
   /** The whole call — queueing, attempts, retry waits — in ms. @default Infinity */
@@ -314,6 +318,11 @@ export interface ResolvedOptions {
   readonly clock: Clock;
   readonly wallClock: () => number;
   readonly random: () => number;
+  /**
+   * Nothing reads the call's `Request` unless an error does (no hook, no `key`/`permits` function,
+   * no idempotency key): calls may take the lean path (see `throttled-fetch.ts`). @internal
+   */
+  readonly lean: boolean;
 }
 
 function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
@@ -395,7 +404,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
   if (o.limiter !== undefined && (o.limit !== undefined || o.interval !== undefined)) {
     throw new TypeError("`limit`/`interval` make a limiter of their own: give them or `limiter`, not both");
   }
-  const keyed = o.limiter instanceof KeyedLimiter ? o.limiter : undefined;
+  const keyed = isKeyedLimiter(o.limiter) ? o.limiter : undefined;
   const limiter = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
     ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion", clock })
     : (o.limiter as Limiter | undefined);
@@ -427,7 +436,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     backoff: { base, cap },
   };
 
-  return {
+  const resolved: Omit<ResolvedOptions, "lean"> = {
     limiter,
     keyed,
     key: optionalFunction("key", o.key) ?? originOf,
@@ -450,4 +459,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     wallClock: optionalFunction("wallClock", o.wallClock) ?? Date.now,
     random: optionalFunction("random", o.random) ?? Math.random,
   };
+  const lean = typeof permits !== "function" && keyed === undefined && resolved.idempotencyKey === undefined &&
+    !resolved.shouldRetry && !resolved.delay && !resolved.onThrottle && !resolved.onRetry && !resolved.onResponse;
+  return { ...resolved, lean };
 }

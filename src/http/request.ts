@@ -6,6 +6,8 @@
  * overriding only `signal` (ours, linked to theirs), `body` (the replayable snapshot) and `headers`
  * (only to add an idempotency key). So whatever the caller passed — a `Request` from another realm,
  * non-standard options such as undici's `dispatcher` — reaches fetch unchanged, as with plain fetch.
+ * When nothing needs overriding (no signal of ours, no body snapshot, no key), the caller's `init`
+ * itself is passed, as plain fetch would get it.
  *
  * @module
  */
@@ -40,7 +42,14 @@ export function callerSignalOf(input: FetchInput, init: RequestInit | undefined)
 
 /** One call, ready for its attempts. */
 export interface PreparedCall {
-  /** Describes the call to hooks, `permits` and `key`: URL, method, headers, replayable body. */
+  /** The method as fetch normalises it (`"post"` → `"POST"`; other methods keep their case). */
+  readonly method: string;
+  /** The URL as given (for error messages, redacted by the caller). */
+  readonly url: string;
+  /**
+   * Describes the call to hooks, `permits` and `key`: URL, method, headers, replayable body. Built
+   * on first read: a call that no hook, function option or key needs never pays for a `Request`.
+   */
   readonly request: Request;
   /** Headers every attempt sends instead of the caller's (set only when a key was added). */
   readonly headers: Headers | undefined;
@@ -48,10 +57,66 @@ export interface PreparedCall {
   readonly hasIdempotencyKey: boolean;
 }
 
+/** The methods fetch upper-cases (any other method keeps its case). */
+const NORMALISED = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
+
+/** `method` as fetch normalises it. */
+function normaliseMethod(method: string): string {
+  const upper = method.toUpperCase();
+  return NORMALISED.has(upper) ? upper : method;
+}
+
+/** A header name (RFC 9110 token) and a value `Headers` accepts (a byte string without NUL, CR, LF). */
+const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
+const VALUE = /^[^\0\r\n\u0100-\uffff]*$/;
+
+const plain = (value: object): boolean => Object.getPrototypeOf(value) === Object.prototype;
+
+/** The last URL {@link leanValid} parsed and accepted. */
+let lastLeanUrl: string | undefined;
+
 /**
- * Builds the request view and, when `idempotencyKey` is set and the method is not idempotent, adds
- * a key (unless the caller set one). Throws the `TypeError` fetch would for an invalid URL, method
- * or header, or for a GET with a body.
+ * True when `new Request(url, init)` certainly succeeds, decided without building one: an absolute
+ * http(s) URL without user info, a method of the common set, headers as a plain record of valid
+ * strings, no body on GET/HEAD, no other members. False means "not sure": the caller builds the
+ * `Request`, which throws fetch's own TypeError when the call is invalid.
+ */
+function leanValid(url: string, method: string, init: RequestInit | undefined, plan: BodyPlan): boolean {
+  if (url !== lastLeanUrl) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return false; // maybe relative (a browser resolves it against the page): let Request decide
+    }
+    if (parsed.username !== "" || parsed.password !== "") return false;
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
+    lastLeanUrl = url; // calls to one URL in a row (polling, paging by header) parse it once
+  }
+  if (!NORMALISED.has(method) && method !== "PATCH") return false;
+  if (plan.kind !== "none" && (method === "GET" || method === "HEAD")) return false;
+  if (init === undefined || init === null) return true;
+  if (!plain(init)) return false;
+  // Only members whose validity is checked here (any other, e.g. `mode`, may be invalid).
+  for (const key in init) if (!/^(method|headers|body|signal)$/.test(key)) return false;
+  const headers = init.headers as Record<string, unknown> | undefined | null;
+  if (headers === undefined || headers === null) return true;
+  if (!plain(headers)) return false;
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value !== "string" || !TOKEN.test(name) || !VALUE.test(value)) return false;
+  }
+  return true;
+}
+
+/**
+ * Prepares one call: its method, URL and `Request` view, and, when `idempotencyKey` is set and the
+ * method is not idempotent, a key (unless the caller set one). Throws the `TypeError` fetch would
+ * for an invalid URL, method or header, or for a GET with a body — before any permit is taken.
+ *
+ * `eager` builds the `Request` now (the full path; needed anyway when a function option or the key
+ * reads it). Otherwise a string or `URL` call that {@link leanValid} vouches for builds nothing
+ * until something reads `request`.
  */
 export function prepareCall(
   input: FetchInput,
@@ -59,14 +124,30 @@ export function prepareCall(
   plan: BodyPlan,
   idempotencyKey: { readonly header: string; readonly generate: () => string } | undefined,
   idempotentMethods: ReadonlySet<string>,
+  eager = true,
 ): PreparedCall {
   const base = isRequest(input) ? input : undefined;
   const url = base !== undefined ? base.url : input instanceof URL ? input.href : String(input);
-  const method = init?.method ?? base?.method ?? "GET";
-  const headers = new Headers(init?.headers !== undefined && init.headers !== null ? init.headers : base?.headers);
+  const given = init?.method ?? base?.method ?? "GET";
   const body = plan.kind === "replayable" ? plan.view : undefined;
+  if (!eager && idempotencyKey === undefined && base === undefined && typeof given === "string") {
+    const method = normaliseMethod(given);
+    if (leanValid(url, method, init, plan)) {
+      let request: Request | undefined;
+      return {
+        method,
+        url,
+        get request() {
+          return (request ??= new Request(url, { method, headers: init?.headers ?? undefined, body: body ?? null }));
+        },
+        headers: undefined,
+        hasIdempotencyKey: false,
+      };
+    }
+  }
+  const headers = new Headers(init?.headers !== undefined && init.headers !== null ? init.headers : base?.headers);
   // Built before the key is added only to normalise the method ("post" → "POST") and validate.
-  let request = new Request(url, { method, headers, body: body ?? null });
+  let request = new Request(url, { method: given, headers, body: body ?? null });
   let override: Headers | undefined;
   let hasIdempotencyKey = false;
   if (idempotencyKey !== undefined) {
@@ -79,10 +160,10 @@ export function prepareCall(
       headers.set(idempotencyKey.header, key);
       override = headers;
       hasIdempotencyKey = true;
-      request = new Request(url, { method, headers, body: body ?? null });
+      request = new Request(url, { method: given, headers, body: body ?? null });
     }
   }
-  return { request, headers: override, hasIdempotencyKey };
+  return { method: request.method, url: request.url, request, headers: override, hasIdempotencyKey };
 }
 
 /**
@@ -94,7 +175,12 @@ export function attemptInit(
   plan: BodyPlan,
   headers: Headers | undefined,
   signal: AbortSignal | undefined,
-): RequestInit {
+  lean = false,
+): RequestInit | undefined {
+  // Nothing to override (no signal of ours, the caller's body, their headers): their init, as is —
+  // which is what fetch itself would get. `signal: null` is already the caller's (or absent).
+  if (lean && signal === undefined && (plan.kind !== "replayable" || plan.value === undefined) && headers === undefined &&
+    (init === undefined || init === null || init.signal === undefined || init.signal === null)) return init;
   const next = copyInit(init);
   next.signal = signal ?? null;
   if (plan.kind === "replayable" && plan.value !== undefined) next.body = plan.value;

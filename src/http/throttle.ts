@@ -60,6 +60,11 @@ export function readServerSignals(
   response: { readonly status: number; readonly headers: HeadersLike },
   options: ServerSignalOptions,
 ): ServerSignals {
+  // Most responses carry none of the headers read below: one pass over the names tells, instead of
+  // a dozen lookups (each of which validates its name in undici's Headers).
+  if (!mayCarrySignals(response.headers)) {
+    return { delay: undefined, throttled: response.status === 429, exhausted: undefined };
+  }
   const found = serverDelay(response, { now: options.now, lenient: options.lenient });
   const delay = found === undefined ? undefined : { ms: found.delayMs, source: found.source };
   const throttled = response.status === 429 || (response.status === 503 && delay !== undefined);
@@ -72,6 +77,20 @@ export function readServerSignals(
     }
   }
   return { delay, throttled, exhausted };
+}
+
+/**
+ * False when `headers` (a fetch `Headers`, or any view with `keys()`) certainly has no Retry-After,
+ * retry-after-ms, RateLimit or X-RateLimit field; true when it may (or cannot be listed).
+ */
+function mayCarrySignals(headers: HeadersLike): boolean {
+  const keys = (headers as { keys?: () => Iterable<string> }).keys;
+  if (typeof keys !== "function") return true;
+  for (const name of keys.call(headers)) {
+    const lower = name.toLowerCase();
+    if (lower.includes("rate") || lower.startsWith("retry-after")) return true;
+  }
+  return false;
 }
 
 /** How long to pause the shared limiter after a response, and why. */

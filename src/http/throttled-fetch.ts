@@ -31,11 +31,11 @@ import { TimeoutError } from "./errors.ts";
 import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
 import { describeRequest, headerValues, scrubError, scrubText, secretsOf } from "./redact.ts";
-import { type AttemptOutcome, decideRetry } from "./retry.ts";
+import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
 import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
-import { anySignal, sleep, startTimer } from "./timers.ts";
+import { anySignal, sleep, startTimer, type Timer } from "./timers.ts";
 
 /**
  * A function with `fetch`'s signature and semantics: it resolves with the final `Response` whatever
@@ -64,8 +64,21 @@ export type ThrottledFetch = (input: FetchInput, init?: RequestInit) => Promise<
  * ```
  */
 export function createThrottledFetch(options: ThrottledFetchOptions): ThrottledFetch {
-  const config = resolveOptions(options);
-  return (input, init) => runCall(config, input, init);
+  return throttledFetchOf(resolveOptions(options));
+}
+
+/**
+ * The throttled fetch of resolved options. `full` forces the full path on every call (a `Request`
+ * view built up front, linked signals and a copied `init` on every attempt), so that tests can
+ * check that the lean path decides exactly as it does. @internal
+ *
+ * @example
+ * ```ts
+ * const full = throttledFetchOf(resolveOptions({ limiter }), true);
+ * ```
+ */
+export function throttledFetchOf(config: ResolvedOptions, full = false): ThrottledFetch {
+  return (input, init) => runCall(config, input, init, full);
 }
 
 /** What one attempt produced. */
@@ -87,33 +100,32 @@ function isResponse(value: unknown): value is Response {
     typeof r.headers === "object" && r.headers !== null && typeof r.headers.get === "function";
 }
 
-async function runCall(config: ResolvedOptions, input: FetchInput, init: RequestInit | undefined): Promise<Response> {
+async function runCall(config: ResolvedOptions, input: FetchInput, init: RequestInit | undefined, full: boolean): Promise<Response> {
   const callerSignal = callerSignalOf(input, init);
   if (callerSignal?.aborted) throw abortReason(callerSignal);
   const fetchImpl = resolveFetch(config); // read at call time: mocks installed after creation apply
-  const { policy, clock } = config;
-  let secrets: string[] | undefined; // computed only when an error needs scrubbing
-  const state: CallState = {
-    attempts: 0,
-    label: describeRequest(methodOf(input, init), urlOf(input)),
-    secrets: () => (secrets ??= secretsOf(urlOf(input), [...headerValues(init?.headers), ...headerValues(isRequest(input) ? input.headers : undefined)])),
-  };
+  const state = callState(input, init);
   // The total timeout aborts whatever the call is doing: reading a Request's body, queueing, an
-  // attempt, a retry wait. Armed first, so nothing before the first attempt escapes it.
-  const total = new AbortController();
-  const totalTimer = startTimer(clock, config.totalTimeout, () => {
-    total.abort(new TimeoutError(state.label, "total", config.totalTimeout, state.attempts));
-  });
-  const callSignal = anySignal([callerSignal, config.totalTimeout === Infinity ? undefined : total.signal]);
+  // attempt, a retry wait. Armed first, so nothing before the first attempt escapes it. Without
+  // one (the default), no controller, timer or linked signal is made.
+  let totalTimer: Timer | undefined;
+  let callSignal = callerSignal;
+  if (config.totalTimeout !== Infinity || full) {
+    const total = new AbortController();
+    totalTimer = startTimer(config.clock, config.totalTimeout, () => {
+      total.abort(new TimeoutError(state.label(), "total", config.totalTimeout, state.attempts));
+    });
+    callSignal = anySignal([callerSignal, config.totalTimeout === Infinity ? undefined : total.signal]);
+  }
   try {
-    return await runAttempts(config, input, init, fetchImpl, callSignal, state);
+    return await runAttempts(config, input, init, fetchImpl, callSignal, state, full);
   } catch (error) {
     // The caller's own abort reason is theirs, unchanged; anything else may quote the URL or a
     // header (fetch's TypeErrors, a custom fetch's message, a cause chain): scrub it in place.
     if (callerSignal?.aborted && error === abortReason(callerSignal)) throw error;
     throw scrubError(error, state.secrets());
   } finally {
-    totalTimer.cancel();
+    totalTimer?.cancel();
   }
 }
 
@@ -129,11 +141,32 @@ function urlOf(input: FetchInput): string {
   return input instanceof URL ? input.href : String(input);
 }
 
-/** What the total timeout's error reports (the request, the attempts sent so far), and the call's secrets. */
+/**
+ * What errors report about the call — the request as method and redacted URL, the attempts sent so
+ * far — and the call's secrets. Both are computed only when an error needs them.
+ */
 interface CallState {
   attempts: number;
-  label: string;
-  readonly secrets: () => string[];
+  /** Set once the call is prepared: the normalised method and URL. */
+  prepared: { readonly method: string; readonly url: string } | undefined;
+  label(): string;
+  secrets(): string[];
+}
+
+function callState(input: FetchInput, init: RequestInit | undefined): CallState {
+  let label: string | undefined;
+  let secrets: string[] | undefined;
+  const state: CallState = {
+    attempts: 0,
+    prepared: undefined,
+    label: () => {
+      const p = state.prepared;
+      if (p === undefined) return describeRequest(methodOf(input, init), urlOf(input));
+      return label ??= describeRequest(p.method, p.url);
+    },
+    secrets: () => secrets ??= secretsOf(urlOf(input), [...headerValues(init?.headers), ...headerValues(isRequest(input) ? input.headers : undefined)]),
+  };
+  return state;
 }
 
 async function runAttempts(
@@ -143,33 +176,38 @@ async function runAttempts(
   fetchImpl: FetchLike,
   callSignal: AbortSignal | undefined,
   state: CallState,
+  full: boolean,
 ): Promise<Response> {
   const { policy, clock } = config;
-  const plan = await planBody(input, init, policy.limit > 0, callSignal);
+  // Only a Request's body is read asynchronously; any other plan is at hand (no await hop).
+  const planned = planBody(input, init, policy.limit > 0, callSignal);
+  const plan = planned instanceof Promise ? await planned : planned;
   if (callSignal?.aborted) throw abortReason(callSignal);
   let call: ReturnType<typeof prepareCall>;
   try {
-    call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods);
+    call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods, full || !config.lean);
   } catch (error) {
     // fetch's TypeError for an invalid request may quote the URL: keep the type, drop credentials.
     if (error instanceof TypeError) throw new TypeError(scrubText(error.message, state.secrets()));
     throw error;
   }
-  const { request } = call;
-  const label = describeRequest(request.method, request.url);
-  state.label = label;
-  const idempotent = policy.methods.has(request.method) || call.hasIdempotencyKey;
+  state.prepared = call;
+  const idempotent = policy.methods.has(call.method) || call.hasIdempotencyKey;
   const replayable = plan.kind !== "streamed";
-  const permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
-  const key = config.keyed === undefined ? undefined : config.key(request);
+  const permits = typeof config.permits === "function" ? config.permits(call.request) : config.permits;
+  const key = config.keyed === undefined ? undefined : config.key(call.request);
   if (key !== undefined && typeof key !== "string") {
     throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
   }
   const started = clock.now();
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
-  const scheduleOptions = { permits, signal: callSignal, ...(config.maxWait !== undefined && { maxWait: config.maxWait }) };
+  const scheduleOptions = config.maxWait === undefined ? { permits, signal: callSignal } : { permits, signal: callSignal, maxWait: config.maxWait };
   config.budget?.deposit();
+  // Per attempt, a controller and a timer only for a finite `timeout` (the caller's signal alone
+  // is passed as is); the caller's init unchanged when nothing in it needs replacing.
+  const timed = config.timeout !== Infinity;
+  const lean = !full;
 
   try {
     for (;;) {
@@ -185,20 +223,24 @@ async function runAttempts(
           const attempts = ++state.attempts;
           held?.discard();
           held = undefined;
-          const attempt = new AbortController();
-          const timer = startTimer(clock, config.timeout, () => {
-            timedOut = new TimeoutError(label, "attempt", config.timeout, attempts);
-            attempt.abort(timedOut);
-          });
+          let timer: Timer | undefined;
+          let signal = callSignal;
+          if (timed || full) {
+            const attempt = new AbortController();
+            timer = startTimer(clock, config.timeout, () => {
+              timedOut = new TimeoutError(state.label(), "attempt", config.timeout, attempts);
+              attempt.abort(timedOut);
+            });
+            signal = anySignal([callSignal, timed ? attempt.signal : undefined]);
+          }
           const flight = startFlight(limiter);
           try {
-            const signal = anySignal([callSignal, config.timeout === Infinity ? undefined : attempt.signal]);
-            const response = await fetchImpl(input, attemptInit(init, plan, call.headers, signal));
+            const response = await fetchImpl(input, attemptInit(init, plan, call.headers, signal, lean));
             inFlight = flight.others();
             return response;
           } finally {
             flight.end();
-            timer.cancel();
+            timer?.cancel();
           }
         }, scheduleOptions);
         result = { response };
@@ -222,9 +264,11 @@ async function runAttempts(
       if (result.response !== undefined && !isResponse(result.response)) {
         throw new TypeError(`\`fetch\` must resolve with a Response, got ${typeof result.response}`);
       }
-      const decided = await afterAttempt(config, {
-        request, result, attempt: state.attempts, key, limiter, idempotent, replayable, started, inFlight,
+      const after = afterAttempt(config, {
+        call, result, attempt: state.attempts, key, limiter, idempotent, replayable, started, inFlight,
       });
+      // Decided at once unless a hook or the decision needs awaiting (no hop for a final response).
+      const decided = after instanceof Promise ? await after : after;
       if (decided.retry === false) {
         if (result.response !== undefined) return result.response;
         throw result.error;
@@ -244,7 +288,8 @@ async function runAttempts(
 }
 
 interface AttemptContext {
-  readonly request: Request;
+  /** The call; its `request` view is read only by hooks (built then, on the lean path). */
+  readonly call: { readonly request: Request };
   readonly result: AttemptResult;
   readonly attempt: number;
   readonly key: string | undefined;
@@ -255,47 +300,64 @@ interface AttemptContext {
   readonly inFlight: number;
 }
 
+type Decided = { retry: false } | { retry: true; delay: number; paused: number };
+
 /**
  * Reads the server's signals, pauses the shared limiter, decides, runs the hooks and cancels a
- * discarded body. Returns the delay before the retry and how much of it the pause covers.
+ * discarded body. Returns the delay before the retry and how much of it the pause covers —
+ * synchronously when the rule alone settles it (a final response with no `shouldRetry` hook),
+ * which is every successful call.
  */
-async function afterAttempt(
-  config: ResolvedOptions,
-  ctx: AttemptContext,
-): Promise<{ retry: false } | { retry: true; delay: number; paused: number }> {
-  const { request, result, attempt, key, limiter } = ctx;
-  const response = result.response;
-  let paused = 0;
+function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Decided | Promise<Decided> {
+  const response = ctx.result.response;
   try {
-    let outcome: AttemptOutcome;
-    if (response !== undefined) {
-      const signals = readServerSignals(response, {
-        now: config.wallClock(),
-        lenient: config.lenientRetryAfter,
-        rateLimitHeaders: config.rateLimitHeaders,
-        inFlight: ctx.inFlight,
-      });
-      const pause = pauseFor(signals, attempt, config.policy);
-      if (pause !== undefined) {
-        if (pause.ms > 0) {
-          limiter.pause(pause.ms);
-          paused = pause.ms;
-        }
-        config.onThrottle?.({ request, response, attempt, key, reason: pause.reason, delay: pause.requested, paused });
-      }
-      outcome = { kind: "response", status: response.status, serverDelay: signals.delay?.ms };
-    } else {
-      outcome = { kind: "error", timedOut: result.timedOut };
+    const { outcome, paused } = readAttempt(config, ctx);
+    if (config.shouldRetry === undefined && !retryableByRule(outcome, ctx.idempotent, config.policy)) {
+      return conclude(config, ctx, { retry: false, reason: "not-retryable" }, paused);
     }
+    return decide(config, ctx, outcome, paused);
+  } catch (error) {
+    // A hook threw: the call fails with its error, and the response's socket is freed.
+    if (response !== undefined) cancelBody(response);
+    throw error;
+  }
+}
 
+/** The attempt's outcome; pauses the limiter (and tells `onThrottle`) when the server said so. */
+function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: AttemptOutcome; paused: number } {
+  const { result, attempt, key, limiter } = ctx;
+  const response = result.response;
+  if (response === undefined) return { outcome: { kind: "error", timedOut: result.timedOut }, paused: 0 };
+  let paused = 0;
+  const signals = readServerSignals(response, {
+    now: config.wallClock(),
+    lenient: config.lenientRetryAfter,
+    rateLimitHeaders: config.rateLimitHeaders,
+    inFlight: ctx.inFlight,
+  });
+  const pause = pauseFor(signals, attempt, config.policy);
+  if (pause !== undefined) {
+    if (pause.ms > 0) {
+      limiter.pause(pause.ms);
+      paused = pause.ms;
+    }
+    config.onThrottle?.({ request: ctx.call.request, response, attempt, key, reason: pause.reason, delay: pause.requested, paused });
+  }
+  return { outcome: { kind: "response", status: response.status, serverDelay: signals.delay?.ms }, paused };
+}
+
+async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOutcome, paused: number): Promise<Decided> {
+  const { result, attempt } = ctx;
+  const response = result.response;
+  try {
     const retryAfter = outcome.kind === "response" ? outcome.serverDelay : undefined;
-    const context = {
-      request,
+    const { shouldRetry, delay } = config;
+    const context = () => ({
+      request: ctx.call.request,
       ...(response !== undefined ? { response } : { error: result.error }),
       attempt,
       ...(retryAfter !== undefined && { retryAfter }),
-    };
-    const { shouldRetry, delay } = config;
+    });
     const decision = await decideRetry({
       attempt,
       outcome,
@@ -307,28 +369,34 @@ async function afterAttempt(
       policy: config.policy,
       random: config.random,
       budget: config.budget,
-      shouldRetry: shouldRetry && (() => shouldRetry(context)),
-      delay: delay && ((computed) => delay({ ...context, computed })),
+      shouldRetry: shouldRetry && (() => shouldRetry(context())),
+      delay: delay && ((computed) => delay({ ...context(), computed })),
     });
-
-    if (response !== undefined) {
-      config.onResponse?.({
-        request, response, attempt, key, retrying: decision.retry, reason: decision.retry ? undefined : decision.reason,
-      });
-    }
-    if (!decision.retry) return { retry: false };
-    config.onRetry?.({
-      request,
-      ...(response !== undefined ? { response } : { error: result.error }),
-      attempt,
-      delay: decision.delay,
-      throttled: decision.throttled,
-      key,
-    });
-    return { retry: true, delay: decision.delay, paused };
+    return conclude(config, ctx, decision, paused);
   } catch (error) {
     // A hook threw: the call fails with its error, and the response's socket is freed.
     if (response !== undefined) cancelBody(response);
     throw error;
   }
+}
+
+/** Tells `onResponse` and `onRetry` (when set) what was decided. Throws what a hook throws. */
+function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryDecision, paused: number): Decided {
+  const { result, attempt, key } = ctx;
+  const response = result.response;
+  if (response !== undefined && config.onResponse !== undefined) {
+    config.onResponse({
+      request: ctx.call.request, response, attempt, key, retrying: decision.retry, reason: decision.retry ? undefined : decision.reason,
+    });
+  }
+  if (!decision.retry) return { retry: false };
+  config.onRetry?.({
+    request: ctx.call.request,
+    ...(response !== undefined ? { response } : { error: result.error }),
+    attempt,
+    delay: decision.delay,
+    throttled: decision.throttled,
+    key,
+  });
+  return { retry: true, delay: decision.delay, paused };
 }

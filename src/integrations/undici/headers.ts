@@ -41,13 +41,23 @@ function add(map: Map<string, string>, name: string | Uint8Array, value: RawValu
  * headersView(["X-RateLimit-Remaining", "0"]).get("x-ratelimit-remaining"); // "0"
  * ```
  */
-export function headersView(headers: unknown): HeadersLike {
-  const map = new Map<string, string>();
-  if (Array.isArray(headers)) {
-    for (let i = 0; i + 1 < headers.length; i += 2) add(map, headers[i] as string | Uint8Array, headers[i + 1] as RawValue);
-  } else if (typeof headers === "object" && headers !== null) {
-    for (const [name, value] of Object.entries(headers)) add(map, name, value as RawValue);
-  }
-  return { get: (name) => map.get(name.toLowerCase()) ?? null };
+export function headersView(headers: unknown): HeadersLike & { keys(): Iterable<string> } {
+  let map: Map<string, string> | undefined;
+  // Built on the first lookup: most responses carry no rate headers, and `keys()` tells so first.
+  const build = (): Map<string, string> => {
+    map = new Map<string, string>();
+    if (Array.isArray(headers)) {
+      for (let i = 0; i + 1 < headers.length; i += 2) add(map, headers[i] as string | Uint8Array, headers[i + 1] as RawValue);
+    } else if (typeof headers === "object" && headers !== null) {
+      for (const [name, value] of Object.entries(headers)) add(map, name, value as RawValue);
+    }
+    return map;
+  };
+  return {
+    get: (name) => (map ?? build()).get(name.toLowerCase()) ?? null,
+    keys: () =>
+      Array.isArray(headers)
+        ? headers.filter((_, i) => i % 2 === 0).map((name) => text(name as string | Uint8Array))
+        : typeof headers === "object" && headers !== null ? Object.keys(headers) : [],
+  };
 }
-

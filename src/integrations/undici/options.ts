@@ -9,7 +9,8 @@ import { MAX_TIMER_DELAY } from "../../clock.ts";
 import { HTTP_DEFAULTS } from "../../http/defaults.ts";
 import type { HeadersLike } from "../../http/headers.ts";
 import { LIMITER_DEFAULTS } from "../../limiters/defaults.ts";
-import { KeyedLimiter } from "../../limiters/keyed.ts";
+import type { KeyedLimiter } from "../../limiters/keyed.ts";
+import { isKeyedLimiter } from "../../http/limiter-shape.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { WindowLimiter } from "../../limiters/window.ts";
 import { describeValue, nonNegativeFinite, nonNegativeOrInfinity, optionsObject, positiveInteger, requireFunction } from "../../validate.ts";
@@ -156,7 +157,7 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
   if (o.limiter !== undefined && (o.limit !== undefined || o.interval !== undefined)) {
     throw new TypeError("`limit`/`interval` make a limiter of their own: give them or `limiter`, not both");
   }
-  const keyed = o.limiter instanceof KeyedLimiter ? o.limiter : undefined;
+  const keyed = isKeyedLimiter(o.limiter) ? o.limiter : undefined;
   const single = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
     ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion" })
     : (o.limiter as Limiter | undefined);
