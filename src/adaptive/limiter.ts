@@ -15,6 +15,7 @@ import type { HeadersLike } from "../http/header-values.ts";
 import { readServerSignals } from "../http/throttle.ts";
 import type { AcquireOptions, BaseLimiterOptions, Limiter, ScheduleOptions } from "../limiters/limiter.ts";
 import { resolveClock } from "../limiters/limiter.ts";
+import type { Permits, Reservation, ReserveOptions } from "../limiters/reservation.ts";
 import { SmoothLimiter } from "../limiters/smooth.ts";
 import { describeValue, optionsObject, requireFunction } from "../validate.ts";
 import { AdaptiveController, type Advice, type RateChange, type ResponseOutcome, type SendTag } from "./controller.ts";
@@ -102,6 +103,11 @@ export class AdaptiveLimiter implements Limiter {
   /** Takes permits only if free now; else the wait in ms (see {@link Limiter.tryAcquire}). */
   tryAcquire(permits: number = 1): number {
     return this.#inner.tryAcquire(permits);
+  }
+
+  /** Waits like `acquire` and returns a handle whose `cancel()` gives the permits back (see `Limiter.reserve`). */
+  reserve(permits: Permits = 1, options?: ReserveOptions): Promise<Reservation> {
+    return this.#inner.reserve(permits, options);
   }
 
   /** Runs `task` once permits are granted (see {@link Limiter.schedule}). */

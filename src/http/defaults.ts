@@ -83,6 +83,8 @@ export interface HttpDefaults {
   readonly rateLimitHeaders: boolean;
   /** Send an idempotency key with non-idempotent requests (and retry them like idempotent ones). */
   readonly idempotencyKey: boolean;
+  /** Learn the server's rate per key (see `ADAPTIVE_DEFAULTS` for the knobs). */
+  readonly adaptive: boolean;
   /** The header `idempotencyKey: true` sets on non-idempotent requests. */
   readonly idempotencyKeyHeader: string;
   /** Retry settings. */
@@ -108,6 +110,7 @@ export const HTTP_DEFAULTS: HttpDefaults = Object.freeze({
   lenientRetryAfter: true,
   rateLimitHeaders: true,
   idempotencyKey: false,
+  adaptive: false,
   idempotencyKeyHeader: "Idempotency-Key",
   retry: Object.freeze({
     limit: 2,

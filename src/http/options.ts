@@ -9,6 +9,7 @@ import { type Clock, MAX_TIMER_DELAY } from "../clock.ts";
 import type { Limiter } from "../limiters/limiter.ts";
 import type { KeyedLimiter } from "../limiters/keyed.ts";
 import { isKeyedLimiter } from "./limiter-shape.ts";
+import { AdaptiveRates, type AdaptiveRatesOptions } from "../adaptive/rates.ts";
 import { GatedLimiter, INTERNALS, resolveClock } from "../limiters/limiter.ts";
 import { LIMITER_DEFAULTS } from "../limiters/defaults.ts";
 import { WindowLimiter } from "../limiters/window.ts";
@@ -244,8 +245,20 @@ export interface ThrottledFetchOptions {
   limit?: number;
   /** With `limit`: the window in ms. @default 1000 */
   interval?: number;
-  /** With a `KeyedLimiter`: the key of a request. @default the request's origin, e.g. "https://api.example.com" */
+  /**
+   * With a `KeyedLimiter` or `adaptive`: the key of a request (one limiter, and one learned rate,
+   * per key). @default the request's origin, e.g. "https://api.example.com"
+   */
   key?: (request: Request) => string;
+  /**
+   * Learn the server's rate from its answers, one rate per `key(request)` (see the README's
+   * "Adaptive rate"). `true` for the defaults, the knobs (`ADAPTIVE_DEFAULTS`: `initialRate`,
+   * `minRate`, `decrease`, `probeInterval`, `limitWindow`, `maxRate`, and `onChange`), or an
+   * {@link AdaptiveRates} to share and read. Without `limit`/`limiter` the fetch discovers the rate;
+   * with them the limit is a ceiling never exceeded and the starting rate.
+   * @default false
+   */
+  adaptive?: boolean | AdaptiveRatesOptions | AdaptiveRates;
   /** The fetch to call, read at each call (so test mocks installed later apply). @default globalThis.fetch */
   fetch?: FetchLike;
   /** Permits one attempt costs, or a function of the request (e.g. estimated tokens). @default 1 */
@@ -297,6 +310,10 @@ export interface ThrottledFetchOptions {
 
 /** The settings the loop reads. @internal */
 export interface ResolvedOptions {
+  /** The learned rates per key, with `adaptive`. */
+  readonly adaptive: AdaptiveRates | undefined;
+  /** With `adaptive`: the ceiling of a key whose limiter is `limiter` (requests per second). */
+  readonly ceiling: (limiter: Limiter | undefined) => number;
   readonly limiter: Limiter | undefined;
   readonly keyed: KeyedLimiter<string> | undefined;
   readonly key: (request: Request) => string;
@@ -395,6 +412,25 @@ function originOf(request: Request): string {
   return new URL(request.url).origin;
 }
 
+function resolveAdaptive(value: unknown, clock: Clock, wallClock: () => number): AdaptiveRates | undefined {
+  if (value === undefined) value = HTTP_DEFAULTS.adaptive;
+  if (value === false) return undefined;
+  if (value !== true && (typeof value !== "object" || value === null)) {
+    throw new TypeError(`\`adaptive\` must be a boolean, an options object or an AdaptiveRates, got ${describeValue(value)}`);
+  }
+  return AdaptiveRates.of(value as true | AdaptiveRatesOptions | AdaptiveRates, clock, wallClock);
+}
+
+/**
+ * The rate a limiter was told, requests per second, when it states one (`limit` per `interval`, as
+ * every built-in single limiter does); else Infinity. With `adaptive` it is the ceiling and the start.
+ */
+function ceilingOf(limiter: Limiter | undefined): number {
+  const l = limiter as { limit?: unknown; interval?: unknown } | undefined;
+  if (typeof l?.limit !== "number" || typeof l.interval !== "number" || !(l.limit > 0) || !(l.interval > 0)) return Infinity;
+  return (l.limit * 1000) / l.interval;
+}
+
 /** Validates `options` and fills in the defaults. @internal */
 export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions {
   const o = optionsObject("options", options);
@@ -408,10 +444,13 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
   const limiter = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
     ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion", clock })
     : (o.limiter as Limiter | undefined);
-  if (keyed === undefined && !isLimiter(limiter)) {
+  const wallClock = optionalFunction("wallClock", o.wallClock) ?? Date.now;
+  const adaptive = resolveAdaptive(o.adaptive, clock, wallClock);
+  // Adaptive alone (no limit told) needs no limiter: the learned rate is the only one.
+  if (keyed === undefined && !isLimiter(limiter) && !(adaptive !== undefined && limiter === undefined)) {
     throw new TypeError(`\`limiter\` must be a Limiter or a KeyedLimiter (or give \`limit\`), got ${describeValue(o.limiter)}`);
   }
-  if (keyed === undefined && o.key !== undefined) {
+  if (keyed === undefined && o.key !== undefined && adaptive === undefined) {
     throw new TypeError("`key` needs a KeyedLimiter as `limiter` (one limiter per key), got a single limiter");
   }
   const permits = o.permits ?? HTTP_DEFAULTS.permits;
@@ -437,6 +476,8 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
   };
 
   const resolved: Omit<ResolvedOptions, "lean"> = {
+    adaptive,
+    ceiling: ceilingOf,
     limiter,
     keyed,
     key: optionalFunction("key", o.key) ?? originOf,
@@ -456,10 +497,10 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     onRetry: optionalFunction("onRetry", o.onRetry),
     onResponse: optionalFunction("onResponse", o.onResponse),
     clock,
-    wallClock: optionalFunction("wallClock", o.wallClock) ?? Date.now,
+    wallClock,
     random: optionalFunction("random", o.random) ?? Math.random,
   };
-  const lean = typeof permits !== "function" && keyed === undefined && resolved.idempotencyKey === undefined &&
+  const lean = adaptive === undefined && typeof permits !== "function" && keyed === undefined && resolved.idempotencyKey === undefined &&
     !resolved.shouldRetry && !resolved.delay && !resolved.onThrottle && !resolved.onRetry && !resolved.onResponse;
   return { ...resolved, lean };
 }

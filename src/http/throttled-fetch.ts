@@ -34,6 +34,8 @@ import { describeRequest, headerValues, scrubError, scrubText, secretsOf } from 
 import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
 import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
+import type { SendTag } from "../adaptive/controller.ts";
+import { admitAdaptive } from "../adaptive/rates.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
 import { anySignal, sleep, startTimer, type Timer } from "./timers.ts";
 
@@ -195,14 +197,20 @@ async function runAttempts(
   const idempotent = policy.methods.has(call.method) || call.hasIdempotencyKey;
   const replayable = plan.kind !== "streamed";
   const permits = typeof config.permits === "function" ? config.permits(call.request) : config.permits;
-  const key = config.keyed === undefined ? undefined : config.key(call.request);
+  // With a KeyedLimiter or `adaptive`: one limiter, and one learned rate, per key.
+  const key = config.keyed === undefined && config.adaptive === undefined ? undefined : config.key(call.request);
   if (key !== undefined && typeof key !== "string") {
     throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
   }
   const started = clock.now();
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
-  const scheduleOptions = config.maxWait === undefined ? { permits, signal: callSignal } : { permits, signal: callSignal, maxWait: config.maxWait };
+  // Every attempt's window slot counts from its response (`countFrom: "completion"`), also on a
+  // window the user built counting from the grant: safe at a strict server's documented limit
+  // whatever the latency, like the `limit`/`interval` shorthand. Limiters without a window ignore it.
+  const scheduleOptions = config.maxWait === undefined
+    ? { permits, signal: callSignal, countFrom: "completion" as const }
+    : { permits, signal: callSignal, maxWait: config.maxWait, countFrom: "completion" as const };
   config.budget?.deposit();
   // Per attempt, a controller and a timer only for a finite `timeout` (the caller's signal alone
   // is passed as is); the caller's init unchanged when nothing in it needs replacing.
@@ -212,14 +220,24 @@ async function runAttempts(
   try {
     for (;;) {
       // Looked up per attempt: a KeyedLimiter may have replaced an idle key's limiter meanwhile.
-      const limiter: Limiter = config.keyed === undefined ? config.limiter! : config.keyed.get(key!);
+      const limiter: Limiter | undefined = config.keyed === undefined ? config.limiter : config.keyed.get(key!);
+      // The key's learned rate (with `adaptive`): waited for first, fed each answer. Retries come
+      // through here again, so they pay the learned rate too.
+      const adaptive = config.adaptive?.get(key!, config.ceiling(limiter));
+      let admitted: { waited: boolean; cancel(): void } | undefined;
+      let tag: SendTag | undefined;
+      let adaptivePause = 0;
       let sent = false;
       let timedOut: TimeoutError | undefined;
       let inFlight = 0; // the other requests on this limiter in flight when the response came
       let result: AttemptResult;
       try {
-        const response = await limiter.schedule(async () => {
+        if (adaptive !== undefined) {
+          admitted = await admitAdaptive(adaptive, config.maxWait === undefined ? { signal: callSignal } : { signal: callSignal, maxWait: config.maxWait });
+        }
+        const task = async () => {
           sent = true;
+          if (adaptive !== undefined) tag = adaptive.onSent(admitted!.waited);
           const attempts = ++state.attempts;
           held?.discard();
           held = undefined;
@@ -233,7 +251,7 @@ async function runAttempts(
             });
             signal = anySignal([callSignal, timed ? attempt.signal : undefined]);
           }
-          const flight = startFlight(limiter);
+          const flight = startFlight(limiter ?? adaptive!);
           try {
             const response = await fetchImpl(input, attemptInit(init, plan, call.headers, signal, lean));
             inFlight = flight.others();
@@ -242,12 +260,15 @@ async function runAttempts(
             flight.end();
             timer?.cancel();
           }
-        }, scheduleOptions);
+        };
+        const response = limiter === undefined ? await task() : await limiter.schedule(task, scheduleOptions);
+        if (tag !== undefined && isResponse(response)) adaptivePause = adaptive!.onResponse(tag, response).pauseMs;
         result = { response };
       } catch (error) {
         // Not sent: the limiter refused or the wait was aborted; nothing was taken. A refused retry
         // gives the caller the response it already had (the README's promise), not the refusal.
         if (!sent) {
+          admitted?.cancel(); // the learned rate's permit, taken for an attempt never sent
           if (held !== undefined && !callSignal?.aborted) {
             const last = held.response;
             held = undefined;
@@ -255,6 +276,7 @@ async function runAttempts(
           }
           throw error;
         }
+        if (tag !== undefined) adaptive!.onAbandoned(tag);
         // The caller's abort (or the total timeout) wins over whatever the attempt failed with.
         if (callSignal?.aborted) throw abortReason(callSignal);
         // An attempt cut off by our timeout fails with the TimeoutError, whatever fetch made of the abort.
@@ -265,7 +287,7 @@ async function runAttempts(
         throw new TypeError(`\`fetch\` must resolve with a Response, got ${typeof result.response}`);
       }
       const after = afterAttempt(config, {
-        call, result, attempt: state.attempts, key, limiter, idempotent, replayable, started, inFlight,
+        call, result, attempt: state.attempts, key, limiter, adaptive: adaptive !== undefined, adaptivePause, idempotent, replayable, started, inFlight,
       });
       // Decided at once unless a hook or the decision needs awaiting (no hop for a final response).
       const decided = after instanceof Promise ? await after : after;
@@ -293,7 +315,12 @@ interface AttemptContext {
   readonly result: AttemptResult;
   readonly attempt: number;
   readonly key: string | undefined;
-  readonly limiter: Limiter;
+  /** The limiter the attempt took permits from; none with `adaptive` alone. */
+  readonly limiter: Limiter | undefined;
+  /** The key learns its rate: its adaptive limiter already read the answer (and paused itself). */
+  readonly adaptive: boolean;
+  /** How long the key's adaptive limiter paused every caller, ms. */
+  readonly adaptivePause: number;
   readonly idempotent: boolean;
   readonly replayable: boolean;
   readonly started: number;
@@ -337,10 +364,17 @@ function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: A
   });
   const pause = pauseFor(signals, attempt, config.policy);
   if (pause !== undefined) {
-    if (pause.ms > 0) {
+    // With `adaptive`, the key's limiter already paused for the server's delay and for a used-up
+    // quota (counting the requests in flight): the shared limiter is paused only for a delay the
+    // server gave (other clients of it must honour it too), not for a quota the adaptive limiter
+    // paces out, nor for our own backoff step (the one cut per overload event slows the key).
+    const pauseBase = pause.ms > 0 && limiter !== undefined &&
+      (!ctx.adaptive || (pause.reason === "throttled" && signals.delay !== undefined));
+    if (pauseBase) {
       limiter.pause(pause.ms);
       paused = pause.ms;
     }
+    if (ctx.adaptive) paused = Math.max(paused, ctx.adaptivePause);
     config.onThrottle?.({ request: ctx.call.request, response, attempt, key, reason: pause.reason, delay: pause.requested, paused });
   }
   return { outcome: { kind: "response", status: response.status, serverDelay: signals.delay?.ms }, paused };
