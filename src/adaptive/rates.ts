@@ -139,6 +139,22 @@ export class AdaptiveRates {
 }
 
 /**
+ * The rate a limiter was told, requests per second, when it states one (`limit` per `interval`, as
+ * every built-in single limiter does); else Infinity. With `adaptive` it is a key's ceiling and
+ * starting rate. @internal
+ *
+ * @example
+ * ```ts
+ * toldRate(new WindowLimiter({ limit: 600, interval: 60_000 })); // 10
+ * ```
+ */
+export function toldRate(limiter: unknown): number {
+  const l = limiter as { limit?: unknown; interval?: unknown } | undefined;
+  if (typeof l?.limit !== "number" || typeof l.interval !== "number" || !(l.limit > 0) || !(l.interval > 0)) return Infinity;
+  return (l.limit * 1000) / l.interval;
+}
+
+/**
  * One attempt's passage through a key's adaptive limiter: waits for the learned rate (under the
  * caller's signal and `maxWait`; an abort gives the permit back), and says whether the caller had
  * to wait (demand above the rate: only then may it grow). `cancel()` gives the permit back when the

@@ -9,7 +9,7 @@ import { type Clock, MAX_TIMER_DELAY } from "../clock.ts";
 import type { Limiter } from "../limiters/limiter.ts";
 import type { KeyedLimiter } from "../limiters/keyed.ts";
 import { isKeyedLimiter } from "./limiter-shape.ts";
-import { AdaptiveRates, type AdaptiveRatesOptions } from "../adaptive/rates.ts";
+import { AdaptiveRates, type AdaptiveRatesOptions, toldRate } from "../adaptive/rates.ts";
 import { GatedLimiter, INTERNALS, resolveClock } from "../limiters/limiter.ts";
 import { LIMITER_DEFAULTS } from "../limiters/defaults.ts";
 import { WindowLimiter } from "../limiters/window.ts";
@@ -421,16 +421,6 @@ function resolveAdaptive(value: unknown, clock: Clock, wallClock: () => number):
   return AdaptiveRates.of(value as true | AdaptiveRatesOptions | AdaptiveRates, clock, wallClock);
 }
 
-/**
- * The rate a limiter was told, requests per second, when it states one (`limit` per `interval`, as
- * every built-in single limiter does); else Infinity. With `adaptive` it is the ceiling and the start.
- */
-function ceilingOf(limiter: Limiter | undefined): number {
-  const l = limiter as { limit?: unknown; interval?: unknown } | undefined;
-  if (typeof l?.limit !== "number" || typeof l.interval !== "number" || !(l.limit > 0) || !(l.interval > 0)) return Infinity;
-  return (l.limit * 1000) / l.interval;
-}
-
 /** Validates `options` and fills in the defaults. @internal */
 export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions {
   const o = optionsObject("options", options);
@@ -477,7 +467,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
 
   const resolved: Omit<ResolvedOptions, "lean"> = {
     adaptive,
-    ceiling: ceilingOf,
+    ceiling: toldRate,
     limiter,
     keyed,
     key: optionalFunction("key", o.key) ?? originOf,

@@ -25,6 +25,9 @@
  *
  * @module
  */
+import type { SendTag } from "../../adaptive/controller.ts";
+import type { AdaptiveLimiter } from "../../adaptive/limiter.ts";
+import { admitAdaptive, toldRate } from "../../adaptive/rates.ts";
 import { startFlight } from "../../http/in-flight.ts";
 import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
@@ -119,11 +122,16 @@ function enqueue(
   }
 
   let key: string | undefined;
-  let limiter: Limiter;
+  let limiter: Limiter | undefined;
+  // The key's learned rate (with `adaptive`): waited for before the limiter, fed the answer.
+  let adaptive: AdaptiveLimiter | undefined;
+  let admitted: { waited: boolean; cancel(): void } | undefined;
+  let tag: SendTag | undefined;
   let permits: number;
   try {
     key = config.keyOf(request);
     limiter = config.limiterOf(key);
+    adaptive = config.adaptive?.get(key!, toldRate(limiter));
     permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
   } catch (error) {
     queueMicrotask(() => refuse(error));
@@ -131,8 +139,13 @@ function enqueue(
   }
 
   const observe = (statusCode: number, headers: unknown, attempt: number, inFlight: number) => {
-    if (!config.respectServer) return;
     const view = headersView(headers);
+    let adaptivePause = 0;
+    if (tag !== undefined) {
+      adaptivePause = adaptive!.onResponse(tag, { status: statusCode, headers: view }).pauseMs;
+      tag = undefined;
+    }
+    if (!config.respectServer) return;
     const signals = readServerSignals({ status: statusCode, headers: view }, {
       now: config.wallClock(),
       lenient: config.lenientRetryAfter,
@@ -141,9 +154,14 @@ function enqueue(
     });
     const pause = pauseFor(signals, attempt, config.policy);
     if (pause === undefined) return;
-    if (pause.ms > 0) limiter.pause(pause.ms);
+    // With `adaptive`, the key's limiter already paused for the server's delay and for a used-up
+    // quota; the shared limiter is paused only for a delay the server gave (as the throttled fetch).
+    const pauseBase = pause.ms > 0 && limiter !== undefined &&
+      (adaptive === undefined || (pause.reason === "throttled" && signals.delay !== undefined));
+    if (pauseBase) limiter!.pause(pause.ms);
+    const paused = adaptive === undefined ? pause.ms : Math.max(pauseBase ? pause.ms : 0, adaptivePause);
     config.onThrottle?.({
-      request, statusCode, headers: view, attempt, key, reason: pause.reason, delay: pause.requested, paused: pause.ms,
+      request, statusCode, headers: view, attempt, key, reason: pause.reason, delay: pause.requested, paused,
     });
   };
 
@@ -158,10 +176,14 @@ function enqueue(
       }
       const attempt = (attempts.get(handler) ?? 0) + 1;
       attempts.set(handler, attempt);
+      if (adaptive !== undefined) tag = adaptive.onSent(admitted!.waited);
       // Counted until the response headers (or an error) come: see http/in-flight.ts.
-      const flight = startFlight(limiter);
+      const flight = startFlight(limiter ?? adaptive!);
       const done = () => {
         flight.end();
+        // No answer came (an error, an upgrade): the request only leaves the in-flight count.
+        if (tag !== undefined) adaptive!.onAbandoned(tag);
+        tag = undefined;
         release();
       };
       const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt, flight.others()), done, scrub);
@@ -174,16 +196,34 @@ function enqueue(
       }
     });
 
-  const scheduleOptions = { permits, signal: queue.signal, ...(config.maxWait !== undefined && { maxWait: config.maxWait }) };
-  let scheduled: Promise<void>;
-  try {
-    scheduled = limiter.schedule(send, scheduleOptions);
-  } catch (error) {
-    // A limiter that throws instead of rejecting (bad permits): the same as a refusal.
-    queueMicrotask(() => refuse(error));
-    return;
-  }
+  // Every request's window slot counts from its response (`countFrom: "completion"`), also on a
+  // window the user built counting from the grant: as safe at a strict server's documented limit
+  // as the `limit`/`interval` shorthand. Limiters without a window ignore it.
+  const scheduleOptions = {
+    permits,
+    signal: queue.signal,
+    countFrom: "completion" as const,
+    ...(config.maxWait !== undefined && { maxWait: config.maxWait }),
+  };
+  const schedule = (): Promise<void> => {
+    if (limiter === undefined) return send();
+    try {
+      return limiter.schedule(send, scheduleOptions);
+    } catch (error) {
+      // A limiter that throws instead of rejecting (bad permits): the same as a refusal.
+      return Promise.reject(error);
+    }
+  };
+  const scheduled = adaptive === undefined ? schedule() : admitAdaptive(adaptive, {
+    signal: queue.signal,
+    ...(config.maxWait !== undefined && { maxWait: config.maxWait }),
+  }).then((a) => {
+    admitted = a;
+    return schedule();
+  });
   scheduled.then(undefined, (error: unknown) => {
-    if (!sent) refuse(error);
+    if (sent) return;
+    admitted?.cancel(); // the learned rate's permit, taken for a request never sent
+    refuse(error);
   });
 }
