@@ -11,7 +11,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { AdaptiveLimiter, type RateChange, sendAdaptive } from "../src/index.ts";
+import { AdaptiveRates, createThrottledFetch, type KeyedRateChange } from "../src/index.ts";
 import { startLocalApi } from "./support/local-api.ts";
 
 /** Runs the scene with command-line `argv` (without `--adaptive`); resolves with the exit code. */
@@ -49,12 +49,13 @@ export async function adaptiveScene(argv: readonly string[]): Promise<number> {
   const concurrency = number("concurrency", args.concurrency, 1);
   if (rate === undefined || told === undefined || seconds === undefined || concurrency === undefined) return 2;
 
-  const api = await startLocalApi({ limit: rate, window: 1000, jitter: 10 });
-  const changes: RateChange[] = [];
-  const limiter = new AdaptiveLimiter({
-    ...(told > 0 && { maxRate: told }),
-    onChange: (change) => changes.push(change),
-  });
+  const server = await startLocalApi({ limit: rate, window: 1000, jitter: 10 });
+  const changes: KeyedRateChange[] = [];
+  // One learned rate per origin; passed in so the demo can read it.
+  const rates = new AdaptiveRates({ onChange: (change) => changes.push(change) });
+  const api = createThrottledFetch({ adaptive: rates, ...(told > 0 && { limit: told, interval: 1000 }) });
+  const origin = new URL(server.url).origin;
+  const learned = () => rates.rate(origin) ?? 0;
   console.log(`A local API allows ${rate} requests in any rolling second (429 + Retry-After beyond).`);
   console.log(`The client is told ${told > 0 ? `${told} per second` : "nothing"}; ${concurrency} callers for ${seconds} s.\n`);
   const started = performance.now();
@@ -64,20 +65,20 @@ export async function adaptiveScene(argv: readonly string[]): Promise<number> {
   let lastRefused = 0;
   const tick = () => {
     const second = Math.round((performance.now() - started) / 1000);
-    const accepted = api.log.slice(lastLog).filter((a) => a.ok).length;
-    const refused = api.refused - lastRefused;
-    lastLog = api.log.length;
-    lastRefused = api.refused;
+    const accepted = server.log.slice(lastLog).filter((a) => a.ok).length;
+    const refused = server.refused - lastRefused;
+    lastLog = server.log.length;
+    lastRefused = server.refused;
     const news = changes.slice(shown).map((c) => `${c.reason} → ${c.rate.toFixed(1)}/s`);
     shown = changes.length;
     console.log(`  ${String(second).padStart(3)} s  accepted ${String(accepted).padStart(3)}  429s ${String(refused).padStart(3)}  ` +
-      `rate ${limiter.rate.toFixed(1).padStart(5)}/s${news.length > 0 ? `  (${news.join(", ")})` : ""}`);
+      `rate ${learned().toFixed(1).padStart(5)}/s${news.length > 0 ? `  (${news.join(", ")})` : ""}`);
   };
   const timer = setInterval(tick, 1000);
   const caller = async () => {
     while (performance.now() < endAt) {
-      // Retries re-enter the limiter: a refused request is this caller's next turn.
-      const response = await sendAdaptive(limiter, () => fetch(`${api.url}/items`));
+      // A refused request is retried by the fetch, through the learned rate again.
+      const response = await api(`${server.url}/items`);
       await response.body?.cancel();
     }
   };
@@ -85,13 +86,13 @@ export async function adaptiveScene(argv: readonly string[]): Promise<number> {
     await Promise.all(Array.from({ length: concurrency }, caller));
   } finally {
     clearInterval(timer);
-    await api.close();
+    await server.close();
   }
   const half = (seconds * 1000) / 2;
-  const late = api.log.filter((a) => a.at - started >= half);
-  const lastFive = api.log.filter((a) => a.ok && a.at - started >= seconds * 1000 - 5000).length / 5;
-  console.log(`\n  429s received            ${api.refused} of ${api.log.length} (${late.filter((a) => !a.ok).length} in the second half)`);
-  console.log(`  learned rate             ${limiter.rate.toFixed(1)}/s (the server allows ${rate}/s; told ${told > 0 ? `${told}/s` : "nothing"})`);
+  const late = server.log.filter((a) => a.at - started >= half);
+  const lastFive = server.log.filter((a) => a.ok && a.at - started >= seconds * 1000 - 5000).length / 5;
+  console.log(`\n  429s received            ${server.refused} of ${server.log.length} (${late.filter((a) => !a.ok).length} in the second half)`);
+  console.log(`  learned rate             ${learned().toFixed(1)}/s (the server allows ${rate}/s; told ${told > 0 ? `${told}/s` : "nothing"})`);
   console.log(`  accepted, last 5 s       ${lastFive.toFixed(1)}/s`);
   console.log(`  rate changes             ${changes.length} (${[...new Set(changes.map((c) => c.reason))].join(", ") || "none"})`);
   return 0;

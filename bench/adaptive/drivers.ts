@@ -10,12 +10,13 @@
  *   It cannot be told a limit.
  * - `fixed`: today's sluice without adaptation, `createThrottledFetch({ limit, interval: 1000 })`.
  *   It needs a limit: it has no "told nothing" row.
- * - `adaptive`: sluice's adaptive rate, told nothing or a ceiling.
+ * - `adaptive`: `createThrottledFetch({ adaptive: true })`, told nothing, or `{ limit, interval,
+ *   adaptive: true }` (the told limit a ceiling); retries (2 by default) re-enter the learned rate.
  *
  * @module
  */
 import { DefaultRateLimiter } from "@smithy/util-retry";
-import { AdaptiveLimiter, createThrottledFetch, sendAdaptive } from "../../src/index.ts";
+import { createThrottledFetch } from "../../src/index.ts";
 
 export interface Answer {
   /** ms since the scenario's start. */
@@ -84,10 +85,13 @@ export async function drive(client: ClientId, o: DriveOptions): Promise<void> {
     });
     return;
   }
-  const limiter = new AdaptiveLimiter({ maxRate: o.told });
+  // The wiring users get: told nothing, or told a limit (the ceiling and the start).
+  const api = createThrottledFetch({
+    adaptive: true,
+    ...(o.told !== undefined && { limit: o.told, interval: 1000 }),
+    fetch: record,
+  });
   await loop(o, async () => {
-    // Retries re-enter the limiter: a refused request is simply the caller's next loop.
-    const response = await sendAdaptive(limiter, () => record(o.url));
-    await response.arrayBuffer();
+    await (await api(o.url)).arrayBuffer();
   });
 }
