@@ -60,6 +60,8 @@ export class AdaptiveLimiter implements Limiter {
   readonly #clock: Clock;
   readonly #onChange: ((change: RateChange) => void) | undefined;
   readonly #wallClock: () => number;
+  /** When the last pause ends (clock ms). */
+  #pausedUntil = -Infinity;
 
   /**
    * Creates the limiter at the controller's starting rate, nothing queued.
@@ -118,6 +120,12 @@ export class AdaptiveLimiter implements Limiter {
   /** Grants nothing for `ms`; callers resume spaced at the learned rate. */
   pause(ms: number): void {
     this.#inner.pause(ms);
+    this.#pausedUntil = Math.max(this.#pausedUntil, this.#clock.now() + ms);
+  }
+
+  /** True while a pause (the server's delay, a used-up quota) holds every caller back. */
+  get paused(): boolean {
+    return this.#clock.now() < this.#pausedUntil;
   }
 
   /**
@@ -192,7 +200,7 @@ export class AdaptiveLimiter implements Limiter {
     if (advice.change !== undefined) {
       this.#inner.setLimit({ limit: advice.change.rate, interval: 1000 });
     }
-    if (advice.pauseMs > 0) this.#inner.pause(advice.pauseMs);
+    if (advice.pauseMs > 0) this.pause(advice.pauseMs);
     if (advice.change !== undefined) this.#onChange?.(advice.change);
   }
 }

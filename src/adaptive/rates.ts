@@ -158,7 +158,13 @@ export function toldRate(limiter: unknown): number {
  * One attempt's passage through a key's adaptive limiter: waits for the learned rate (under the
  * caller's signal and `maxWait`; an abort gives the permit back), and says whether the caller had
  * to wait (demand above the rate: only then may it grow). `cancel()` gives the permit back when the
- * attempt is not sent after all (another limiter refused it). @internal
+ * attempt is not sent after all (another limiter refused it).
+ *
+ * `ceiling`: the rate of the limiter the attempt goes through next, which enforces it exactly. While
+ * the learned rate is that ceiling (told the right limit, nothing learned below it) and nothing holds
+ * the key back (no pause, no queue), the attempt passes without taking a spacing slot: the limiter
+ * alone paces it, so adaptive costs nothing — a strict window counted from each response grants
+ * exactly as without it. Below the ceiling, or paused, the learned rate paces. @internal
  *
  * @example
  * ```ts
@@ -166,7 +172,13 @@ export function toldRate(limiter: unknown): number {
  * const tag = limiter.onSent(admitted.waited);
  * ```
  */
-export async function admitAdaptive(limiter: AdaptiveLimiter, options: AcquireOptions): Promise<{ waited: boolean; cancel(): void }> {
+export async function admitAdaptive(
+  limiter: AdaptiveLimiter,
+  options: AcquireOptions,
+  ceiling = Infinity,
+): Promise<Admission> {
+  // At the ceiling, with nothing holding the key back, the next limiter alone paces the attempt.
+  if (!mustPace(limiter, ceiling)) return PASSED;
   let waited = limiter.queued > 0;
   let reservation: Reservation | undefined;
   if (!waited) {
@@ -179,5 +191,33 @@ export async function admitAdaptive(limiter: AdaptiveLimiter, options: AcquireOp
   }
   reservation ??= await limiter.reserve(1, options);
   const r = reservation;
-  return { waited, cancel: () => r.cancel() };
+  return { waited, passed: false, cancel: () => r.cancel() };
+}
+
+/** What {@link admitAdaptive} decided for one attempt. @internal */
+export interface Admission {
+  /** The caller waited for the learned rate (demand above it). */
+  readonly waited: boolean;
+  /**
+   * Passed at the ceiling without a slot of the learned rate: if a cut or a pause comes while the
+   * attempt waits for the next limiter, it must be admitted again before it is sent (else callers
+   * queued there would leave together when the pause ends).
+   */
+  readonly passed: boolean;
+  /** Gives the learned rate's slot back (the attempt was not sent). */
+  cancel(): void;
+}
+
+const PASSED: Admission = Object.freeze({ waited: false, passed: true, cancel: () => {} });
+
+/**
+ * True when the learned rate must pace an attempt: below the ceiling, paused, or others queued. @internal
+ *
+ * @example
+ * ```ts
+ * if (admitted.passed && mustPace(limiter, ceiling)) admitted = await admitAdaptive(limiter, { signal }, ceiling);
+ * ```
+ */
+export function mustPace(limiter: AdaptiveLimiter, ceiling: number): boolean {
+  return !(limiter.rate >= ceiling && limiter.queued === 0 && !limiter.paused);
 }

@@ -35,7 +35,7 @@ import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision }
 import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
 import type { SendTag } from "../adaptive/controller.ts";
-import { admitAdaptive } from "../adaptive/rates.ts";
+import { type Admission, admitAdaptive, mustPace } from "../adaptive/rates.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
 import { anySignal, sleep, startTimer, type Timer } from "./timers.ts";
 
@@ -223,8 +223,9 @@ async function runAttempts(
       const limiter: Limiter | undefined = config.keyed === undefined ? config.limiter : config.keyed.get(key!);
       // The key's learned rate (with `adaptive`): waited for first, fed each answer. Retries come
       // through here again, so they pay the learned rate too.
-      const adaptive = config.adaptive?.get(key!, config.ceiling(limiter));
-      let admitted: { waited: boolean; cancel(): void } | undefined;
+      const ceiling = config.adaptive === undefined ? Infinity : config.ceiling(limiter);
+      const adaptive = config.adaptive?.get(key!, ceiling);
+      let admitted: Admission | undefined;
       let tag: SendTag | undefined;
       let adaptivePause = 0;
       let sent = false;
@@ -233,9 +234,18 @@ async function runAttempts(
       let result: AttemptResult;
       try {
         if (adaptive !== undefined) {
-          admitted = await admitAdaptive(adaptive, config.maxWait === undefined ? { signal: callSignal } : { signal: callSignal, maxWait: config.maxWait });
+          const options = config.maxWait === undefined ? { signal: callSignal } : { signal: callSignal, maxWait: config.maxWait };
+          admitted = await admitAdaptive(adaptive, options, ceiling);
         }
+        const queuedAt = clock.now();
         const task = async () => {
+          // Held by the limiter (its pause, its window) after the learned rate admitted it, or
+          // passed at the ceiling before a cut: the learned rate paces it again now, so attempts
+          // queued there do not leave together when the limiter lets them go.
+          if (adaptive !== undefined && (admitted!.passed || clock.now() - queuedAt >= 1) && mustPace(adaptive, ceiling)) {
+            const again = await admitAdaptive(adaptive, { signal: callSignal }, ceiling);
+            admitted = { ...again, waited: again.waited || admitted!.waited };
+          }
           sent = true;
           if (adaptive !== undefined) tag = adaptive.onSent(admitted!.waited);
           const attempts = ++state.attempts;

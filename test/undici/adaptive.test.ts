@@ -34,25 +34,27 @@ describe("throttle({ adaptive })", () => {
     expect(fake.sent).toHaveLength(2);
   });
 
-  test("a 429 with Retry-After cuts the key's rate once and pauses every caller of the key", async () => {
+  test("a 429 with Retry-After cuts the key's rate once and pauses every caller of the key; they resume spaced", async () => {
     const clock = new ManualClock();
     const changes: KeyedRateChange[] = [];
-    const limiter = new WindowLimiter({ limit: 10, interval: 1000, clock });
+    const limiter = new WindowLimiter({ limit: 3, interval: 1000, clock });
     const { fake, send } = setup({ limiter, adaptive: { clock, onChange: (c) => changes.push(c) } });
     for (let i = 0; i < 6; i++) send();
     await flush();
-    await clock.advance(250); // 0, 100, 200 sent (spaced at the told 10/s)
-    expect(fake.sent).toHaveLength(3);
+    await clock.advance(250);
+    expect(fake.sent).toHaveLength(3); // told 3/s: the window sends 3 at once, as without adaptive
     for (const r of fake.sent.slice(0, 3)) r.respond(429, { "retry-after": "2" });
     await flush();
     expect(changes.filter((c) => c.reason === "throttled")).toHaveLength(1);
-    expect(changes[0]).toMatchObject({ key: "https://api.example.com", previous: 10 });
+    expect(changes[0]).toMatchObject({ key: "https://api.example.com", previous: 3 });
     await clock.advance(1999);
     expect(fake.sent).toHaveLength(3); // paused until 250 + 2000
     await clock.advance(1);
     expect(fake.sent).toHaveLength(4);
-    await clock.advance(50);
+    await clock.advance(1000 / changes[0]!.rate - 1);
     expect(fake.sent).toHaveLength(4); // spaced at the learned rate, no burst after the pause
+    await clock.advance(1);
+    expect(fake.sent).toHaveLength(5);
   });
 
   test("the told limit is the ceiling: the rate never exceeds it, and the other key learns apart", async () => {

@@ -27,7 +27,8 @@
  */
 import type { SendTag } from "../../adaptive/controller.ts";
 import type { AdaptiveLimiter } from "../../adaptive/limiter.ts";
-import { admitAdaptive, toldRate } from "../../adaptive/rates.ts";
+import { type Admission, admitAdaptive, mustPace, toldRate } from "../../adaptive/rates.ts";
+import { systemClock } from "../../clock.ts";
 import { startFlight } from "../../http/in-flight.ts";
 import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
@@ -125,13 +126,15 @@ function enqueue(
   let limiter: Limiter | undefined;
   // The key's learned rate (with `adaptive`): waited for before the limiter, fed the answer.
   let adaptive: AdaptiveLimiter | undefined;
-  let admitted: { waited: boolean; cancel(): void } | undefined;
+  let admitted: Admission | undefined;
   let tag: SendTag | undefined;
+  let ceiling = Infinity;
   let permits: number;
   try {
     key = config.keyOf(request);
     limiter = config.limiterOf(key);
-    adaptive = config.adaptive?.get(key!, toldRate(limiter));
+    ceiling = toldRate(limiter);
+    adaptive = config.adaptive?.get(key!, ceiling);
     permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
   } catch (error) {
     queueMicrotask(() => refuse(error));
@@ -165,7 +168,19 @@ function enqueue(
     });
   };
 
-  const send = () =>
+  // A cut or a pause that came while the request waited for the limiter: the learned rate paces it
+  // now, so requests queued there do not leave together when the pause ends.
+  // (Held by the limiter after the learned rate admitted it counts too: its pause, its window.)
+  const clock = config.adaptive?.clock ?? systemClock;
+  let queuedAt = 0;
+  const send = async (): Promise<void> => {
+    if (adaptive !== undefined && (admitted!.passed || clock.now() - queuedAt >= 1) && mustPace(adaptive, ceiling)) {
+      const again = await admitAdaptive(adaptive, { signal: queue.signal }, ceiling);
+      admitted = { ...again, waited: again.waited || admitted!.waited };
+    }
+    return sendNow();
+  };
+  const sendNow = () =>
     new Promise<void>((release) => {
       sent = true;
       if (controller.aborted) {
@@ -206,6 +221,7 @@ function enqueue(
     ...(config.maxWait !== undefined && { maxWait: config.maxWait }),
   };
   const schedule = (): Promise<void> => {
+    queuedAt = clock.now();
     if (limiter === undefined) return send();
     try {
       return limiter.schedule(send, scheduleOptions);
@@ -217,7 +233,7 @@ function enqueue(
   const scheduled = adaptive === undefined ? schedule() : admitAdaptive(adaptive, {
     signal: queue.signal,
     ...(config.maxWait !== undefined && { maxWait: config.maxWait }),
-  }).then((a) => {
+  }, ceiling).then((a) => {
     admitted = a;
     return schedule();
   });
