@@ -66,6 +66,7 @@ export class AdaptiveRates {
   readonly #keys: KeyedLimiter<string, AdaptiveLimiter>;
   readonly #options: AdaptiveOptions;
   readonly #onChange: ((change: KeyedRateChange) => void) | undefined;
+  /** The clock of every key's limiter (`undefined`: systemClock). */
   readonly clock: Clock | undefined;
   readonly #wallClock: (() => number) | undefined;
   /** The ceiling of the key being created (set around the synchronous `create`). */
