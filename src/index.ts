@@ -48,6 +48,8 @@ export {
 } from "./adaptive/controller.ts";
 export { AdaptiveLimiter, type AdaptiveLimiterOptions, sendAdaptive } from "./adaptive/limiter.ts";
 export { AdaptiveRates, type AdaptiveRatesOptions, type KeyedRateChange } from "./adaptive/rates.ts";
+export { type LimiterEventListener, type LimiterEventType, LimiterEvents, type LimiterListenerOptions } from "./limiters/events.ts";
+export type { LimiterStats, Rate } from "./limiters/stats.ts";
 export { DEFAULTS } from "./defaults.ts";
 export {
   createThrottledFetch,
@@ -65,6 +67,7 @@ export type {
   ThrottledFetchOptions,
   ThrottleEvent,
 } from "./http/options.ts";
+export type { Cost, SettleContext, SettleFunction, SettleResult } from "./http/costs.ts";
 export type { BackoffDefaults, BudgetDefaults, HttpDefaults, RetryDefaults } from "./http/defaults.ts";
 export { RetryBudget, type RetryBudgetOptions } from "./http/budget.ts";
 export { TimeoutError } from "./http/errors.ts";

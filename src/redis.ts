@@ -14,4 +14,15 @@
 export * from "./integrations/redis/index.ts";
 // The core types this entry's API mentions, so its documentation is complete on its own. Types only:
 // the classes themselves come from the main entry, so there is one copy of each at run time.
-export type { AcquireOptions, Clock, GatedLimiter, Limiter, ScheduleOptions, SluiceError, TimerHandle } from "./index.ts";
+export type {
+  AcquireOptions,
+  Clock,
+  GatedLimiter,
+  Limiter,
+  Permits,
+  Reservation,
+  ReserveOptions,
+  ScheduleOptions,
+  SluiceError,
+  TimerHandle,
+} from "./index.ts";

@@ -39,11 +39,9 @@ function describeShallow(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === "number") return Object.is(value, -0) ? "-0" : String(value);
   if (typeof value === "bigint") return `${value}n`;
-  if (typeof value === "boolean" || typeof value === "symbol") return String(value);
-  if (value === null) return "null";
-  if (value === undefined) return "undefined";
   if (typeof value === "function") return "a function";
-  return Array.isArray(value) ? "an array" : "an object";
+  if (typeof value === "object" && value !== null) return Array.isArray(value) ? "an array" : "an object";
+  return String(value); // a boolean, symbol, null or undefined
 }
 
 /** A number, else a TypeError naming the option and the value. */

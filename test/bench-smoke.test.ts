@@ -5,7 +5,11 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { Reach } from "./reach.ts";
+import { readFileSync } from "node:fs";
 import { saturationSvg } from "../bench/lib/svg.ts";
+import { keepMarkedBlocks, marked, markedBlocks, replaceBlock } from "../bench/lib/marked.ts";
+import { OrderTracker } from "../bench/lib/order.ts";
+import { LEVELS, levels } from "../bench/sections/scheduler.ts";
 import {
   histogram,
   idealStart,
@@ -202,4 +206,151 @@ test("the chart is well-formed SVG with one panel per library and the limit line
   expect(svg.match(/<polyline /g)).toHaveLength(2);
   expect(svg.match(/stroke-dasharray="5,3"/g)!.length).toBe(3); // legend + one per panel
   expect(svg).not.toContain("NaN");
+});
+
+describe("marked blocks in RESULTS.md", () => {
+  const redis = "<!-- redis:start -->\n## sluice/redis\n\n| a |\n<!-- redis:end -->";
+  const other = "<!-- http-client:start -->\nfigures\n<!-- http-client:end -->";
+
+  test("markedBlocks finds each block with its markers, in order; an unterminated start is not a block", () => {
+    const text = `# head\n\n${redis}\n\ntext\n\n<!-- lost:start -->\nno end\n\n${other}\n`;
+    expect(markedBlocks(text)).toEqual([
+      { name: "redis", text: redis },
+      { name: "http-client", text: other },
+    ]);
+  });
+
+  test("a block nested in another belongs to it", () => {
+    const text = "<!-- a:start -->\nx <!-- b:start -->y<!-- b:end -->\n<!-- a:end -->";
+    expect(markedBlocks(text).map((b) => b.name)).toEqual(["a"]);
+  });
+
+  test("a full rewrite keeps every block another script wrote, verbatim, and drops none of its own", () => {
+    const previous = `# old\n\nold figures\n\n${redis}\n\n${other}\n\n${marked("scheduler", "old scheduler")}\n`;
+    const next = `# new\n\nnew figures\n\n${marked("scheduler", "new scheduler")}\n`;
+    const out = keepMarkedBlocks(next, previous);
+    expect(out).toContain(redis);
+    expect(out).toContain(other);
+    expect(out).toContain("new scheduler");
+    expect(out).not.toContain("old scheduler");
+    expect(out).not.toContain("old figures");
+    expect(markedBlocks(out).map((b) => b.name)).toEqual(["scheduler", "redis", "http-client"]);
+  });
+
+  test("a rewrite of the committed bench/RESULTS.md keeps all of its marked blocks", () => {
+    const committed = readFileSync(new URL("../bench/RESULTS.md", import.meta.url), "utf8");
+    const blocks = markedBlocks(committed);
+    expect(blocks.map((b) => b.name)).toContain("redis");
+    const out = keepMarkedBlocks("# sluice benchmarks\n\nfresh run\n", committed);
+    for (const block of blocks) expect(out).toContain(block.text);
+  });
+
+  test("replaceBlock swaps one block in place and leaves the rest byte for byte; appends a missing one", () => {
+    const previous = `# head\n\n${redis}\n\nmiddle\n\n${marked("scheduler", "old")}\n\ntail\n`;
+    const out = replaceBlock(previous, markedBlocks(marked("scheduler", "new"))[0]!);
+    expect(out).toBe(previous.replace(marked("scheduler", "old"), marked("scheduler", "new")));
+    const appended = replaceBlock("# head\n", { name: "x", text: marked("x", "body") });
+    expect(appended).toBe(`# head\n\n${marked("x", "body")}\n`);
+  });
+});
+
+describe("OrderTracker: in flight, priority and FIFO inversions", () => {
+  test("counts the most running at once", () => {
+    const t = new OrderTracker();
+    const [a, b, c] = [t.submit(), t.submit(), t.submit()];
+    t.start(a!);
+    t.start(b!);
+    t.finish();
+    t.start(c!);
+    t.finish();
+    t.finish();
+    expect(t.maxInFlight).toBe(2);
+    expect(t.inFlight).toBe(0);
+    expect(t.fifoInversions).toBe(0);
+  });
+
+  test("a start while a more important task submitted earlier waits is one inversion, however many it passes", () => {
+    const t = new OrderTracker(3);
+    const low = t.submit(0);
+    const high1 = t.submit(2);
+    const high2 = t.submit(1);
+    t.start(low); // passes two more important ones: one inversion
+    t.start(high1);
+    t.start(high2);
+    expect(t.priorityInversions).toBe(1);
+    expect(t.fifoInversions).toBe(0);
+  });
+
+  test("a task submitted after a start is never an inversion against it", () => {
+    const t = new OrderTracker(2);
+    const low = t.submit(0);
+    t.start(low);
+    const high = t.submit(1);
+    t.start(high);
+    expect(t.priorityInversions).toBe(0);
+  });
+
+  test("FIFO within a level: passing an earlier task of the same level counts once per start", () => {
+    const t = new OrderTracker(2);
+    const [a, b, c] = [t.submit(1), t.submit(1), t.submit(1)];
+    t.start(c!); // passes a and b
+    t.start(a!);
+    t.start(b!);
+    expect(t.fifoInversions).toBe(1);
+    expect(t.priorityInversions).toBe(0);
+  });
+
+  test("rejects a level out of range and a task started twice", () => {
+    const t = new OrderTracker(2);
+    expect(() => t.submit(2)).toThrow(RangeError);
+    const a = t.submit(0);
+    t.start(a);
+    expect(() => t.start(a)).toThrow(RangeError);
+    expect(() => new OrderTracker(0)).toThrow(RangeError);
+  });
+
+  test("agrees with a brute-force count on random submissions and starts", () => {
+    const reach = new Reach("order tracker");
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.record({ submit: fc.integer({ min: 0, max: 2 }) }), fc.record({ start: fc.nat() })), { minLength: 10, maxLength: 60 }),
+        (steps) => {
+          const t = new OrderTracker(3);
+          const levels: number[] = [];
+          const started: boolean[] = [];
+          let priority = 0;
+          let fifo = 0;
+          for (const step of steps) {
+            if ("submit" in step) {
+              levels.push(step.submit);
+              started.push(false);
+              t.submit(step.submit);
+              continue;
+            }
+            const waiting = levels.flatMap((_, id) => (started[id] ? [] : [id]));
+            if (waiting.length === 0) continue;
+            const id = waiting[step.start % waiting.length]!;
+            const passedHigher = waiting.some((o) => levels[o]! > levels[id]!);
+            const passedSame = waiting.some((o) => o < id && levels[o] === levels[id]);
+            reach.hit(passedHigher ? "priority inversion" : "in priority order");
+            if (passedSame) reach.hit("FIFO inversion");
+            priority += passedHigher ? 1 : 0;
+            fifo += passedSame ? 1 : 0;
+            started[id] = true;
+            t.start(id);
+          }
+          expect(t.priorityInversions).toBe(priority);
+          expect(t.fifoInversions).toBe(fifo);
+        },
+      ),
+      { numRuns: 200 },
+    );
+    reach.atLeast({ "priority inversion": 300, "in priority order": 750, "FIFO inversion": 200 }); // measured ≈ 430, 925, 290
+  });
+});
+
+test("the scheduler's priority levels are the same sequence every run, with every level used", () => {
+  const a = levels(1000);
+  expect(levels(1000)).toEqual(a);
+  for (let level = 0; level < LEVELS; level++) expect(a.filter((x) => x === level).length).toBeGreaterThan(150);
 });

@@ -1,7 +1,7 @@
 /** Measuring what sluice costs a user's bundle (see scripts/check-size.ts). */
 import { build } from "esbuild";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
-import { DIST } from "./paths.ts";
+import { DIST, ROOT } from "./paths.ts";
 
 export interface Size {
   readonly minified: number;
@@ -27,6 +27,36 @@ export async function measure(contents: string): Promise<Size> {
     gzip: gzipSync(code, { level: 9 }).length,
     brotli: brotliCompressSync(code, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
   };
+}
+
+/**
+ * Where the bytes of a bundle go: each source module's share of the minified output (esbuild's
+ * metafile), largest first. `contents` imports from `src/` (relative to the repository root), so
+ * the modules keep their names; the bundle is built as {@link measure} builds it.
+ *
+ * @example
+ * ```ts
+ * await moduleBytes(`export { createThrottledFetch } from "./src/index.ts";`);
+ * // [["src/http/throttled-fetch.ts", 4941], ["src/limiters/gate.ts", 4217], …]
+ * ```
+ */
+export async function moduleBytes(contents: string): Promise<[module: string, minified: number][]> {
+  const result = await build({
+    stdin: { contents, resolveDir: ROOT, loader: "ts" },
+    bundle: true,
+    minify: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+  });
+  const output = Object.values(result.metafile.outputs)[0]!;
+  return Object.entries(output.inputs)
+    .map(([module, { bytesInOutput }]): [string, number] => [module, bytesInOutput])
+    .filter(([, bytes]) => bytes > 0)
+    .sort((a, b) => b[1] - a[1]);
 }
 
 /** The limiter core's public API: what "the core's size" in the README measures. */

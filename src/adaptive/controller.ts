@@ -58,6 +58,7 @@ export interface RateChange {
   readonly rate: number;
   /** The rate before. */
   readonly previous: number;
+  /** Why it changed. */
   readonly reason: RateChangeReason;
   /** When, on the controller's clock (ms). */
   readonly at: number;
@@ -177,6 +178,7 @@ export class AdaptiveController {
   #lastChange: RateChange | undefined = undefined;
 
   /**
+   * A controller starting at `options.initialRate` (or the ceiling `maxRate` when given).
    * @param now the creation time (ms on the caller's clock).
    * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
    */

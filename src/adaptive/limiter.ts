@@ -16,7 +16,10 @@ import { readServerSignals } from "../http/throttle.ts";
 import type { AcquireOptions, BaseLimiterOptions, Limiter, ScheduleOptions } from "../limiters/limiter.ts";
 import { resolveClock } from "../limiters/limiter.ts";
 import type { Permits, Reservation, ReserveOptions } from "../limiters/reservation.ts";
+import type { LimiterEvents } from "../limiters/events.ts";
+import { withRateReason } from "../limiters/set-limit.ts";
 import { SmoothLimiter } from "../limiters/smooth.ts";
+import type { LimiterStats } from "../limiters/stats.ts";
 import { describeValue, optionsObject, requireFunction } from "../validate.ts";
 import { AdaptiveController, type Advice, type RateChange, type ResponseOutcome, type SendTag } from "./controller.ts";
 import type { AdaptiveOptions } from "./options.ts";
@@ -141,6 +144,29 @@ export class AdaptiveLimiter implements Limiter {
   }
 
   /**
+   * A snapshot of its counters (see README "Stats and events"); `rate` is the learned rate, per 1000 ms.
+   * @example
+   * ```ts
+   * limiter.stats().rate; // { limit: 8, interval: 1000 }
+   * ```
+   */
+  stats(): LimiterStats {
+    return this.#inner.stats();
+  }
+
+  /**
+   * Its events; each change of the learned rate fires `ratechange` with the controller's reason
+   * (`"slow-start"`, `"throttled"`, …) as `detail.reason`.
+   * @example
+   * ```ts
+   * limiter.events.addEventListener("ratechange", (e) => console.log((e as CustomEvent).detail.reason));
+   * ```
+   */
+  get events(): LimiterEvents {
+    return this.#inner.events;
+  }
+
+  /**
    * Changes the told limit: from now on the ceiling, and the rate (queued callers are re-timed).
    * `interval` defaults to 1000 ms.
    * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
@@ -197,8 +223,10 @@ export class AdaptiveLimiter implements Limiter {
   }
 
   #apply(advice: Advice): void {
-    if (advice.change !== undefined) {
-      this.#inner.setLimit({ limit: advice.change.rate, interval: 1000 });
+    const change = advice.change;
+    if (change !== undefined) {
+      // Its `ratechange` event says why the controller moved (not "setLimit").
+      withRateReason(change.reason, () => this.#inner.setLimit({ limit: change.rate, interval: 1000 }));
     }
     if (advice.pauseMs > 0) this.pause(advice.pauseMs);
     if (advice.change !== undefined) this.#onChange?.(advice.change);

@@ -67,7 +67,7 @@ export interface RetryDefaults {
  * @example
  * ```ts
  * import { DEFAULTS } from "sluice";
- * DEFAULTS.timeout; // 60000
+ * DEFAULTS.retry.limit; // 2
  * ```
  */
 export interface HttpDefaults {
@@ -87,6 +87,8 @@ export interface HttpDefaults {
   readonly adaptive: boolean;
   /** The header `idempotencyKey: true` sets on non-idempotent requests. */
   readonly idempotencyKeyHeader: string;
+  /** With `maxConcurrent`: ms a response body may go unread before its slot is freed. */
+  readonly slotTimeout: number;
   /** Retry settings. */
   readonly retry: RetryDefaults;
 }
@@ -104,7 +106,7 @@ export const HTTP_DEFAULTS: HttpDefaults = Object.freeze({
   permits: 1,
   // Long enough for slow APIs (only the wait for headers counts), short enough that a silent server
   // cannot hold a slot of a completion-counted window forever.
-  timeout: 60_000,
+  timeout: Infinity,
   totalTimeout: Infinity,
   // A lenient misread can only make us wait longer; a strict one falls back to a shorter backoff.
   lenientRetryAfter: true,
@@ -112,6 +114,8 @@ export const HTTP_DEFAULTS: HttpDefaults = Object.freeze({
   idempotencyKey: false,
   adaptive: false,
   idempotencyKeyHeader: "Idempotency-Key",
+  // A caller that reads its body reads it at once; one that never will must not hold a slot long.
+  slotTimeout: 30_000,
   retry: Object.freeze({
     limit: 2,
     methods: Object.freeze(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE", "QUERY"]),

@@ -28,7 +28,6 @@ export interface HeadersLike {
 }
 
 export const DIGITS = /^\d+$/;
-export const DECIMAL = /^\d+\.\d+$/;
 export const DECIMAL_OR_DIGITS = /^\d+(?:\.\d+)?$/;
 
 /** Strips the optional whitespace (SP, HTAB) around a field value; a loop, since `/[ \t]+$/` is quadratic. */
@@ -85,8 +84,7 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /** A non-negative Integer Item field (parameters ignored), e.g. `RateLimit-Remaining: 5`. */
 export function integerItem(raw: string | null): number | undefined {
-  const item = raw === null ? undefined : parseSfItem(raw);
-  return nonNegativeInteger(item?.value);
+  return nonNegativeInteger(parseSfItem(raw)?.value);
 }
 
 /** The instant absolute times are measured from: the `Date` header when valid, else `now`. */

@@ -14,8 +14,9 @@
  * day name contradicts the date: RFC 5322, which IMF-fixdate is a subset of, requires them to
  * agree, and a contradiction means we cannot know which part the server meant.
  *
- * Calendar maths is done with integer day counts (proleptic Gregorian calendar), not `Date`, so
- * years 0000-0099 and every `now` are handled the same way and nothing depends on the host.
+ * Calendar maths uses only `Date`'s UTC methods, which ECMAScript defines exactly (no time zone,
+ * no parsing), with the year moved into 2000-2399 first (the proleptic Gregorian calendar repeats
+ * every 400 years), so years 0000-0099 and every `now` are handled the same way on every host.
  */
 
 /** Options for {@link parseHttpDate}. */
@@ -105,14 +106,15 @@ function toEpochMs(
   mm: string,
   ss: string,
 ): number | undefined {
-  const month = MONTHS.indexOf(monthName) + 1;
   const hour = +hh;
   const minute = +mm;
   const second = +ss;
   // second 60 is a leap second; it lands on the next minute's :00, which is close enough.
   if (hour > 23 || minute > 59 || second > 60) return undefined;
-  if (day < 1 || day > daysInMonth(year, month)) return undefined;
-  const days = daysFromCivil(year, month, day);
+  const days = daysFromCivil(year, MONTHS.indexOf(monthName) + 1, day);
+  // A day that does not exist (31 Apr, 29 Feb of a common year, 00) rolls into another month.
+  // Checked 400·k years earlier (same calendar), within the range of Date.
+  if (new Date(mod(days, 146_097) * MS_PER_DAY).getUTCDate() !== day) return undefined;
   if (WEEKDAYS[mod(days + 4, 7)] !== dayName) return undefined;
   return days * MS_PER_DAY + hour * 3_600_000 + minute * 60_000 + second * 1000;
 }
@@ -123,11 +125,11 @@ function toEpochMs(
  * timestamp is not after `now` + 50 calendar years.
  */
 function resolveTwoDigitYear(yy: number, month: number, day: number, timeOfDayMs: number, now: number): number {
-  const refDays = Math.floor(now / MS_PER_DAY);
-  const ref = civilFromDays(refDays);
+  const ref = new Date(Math.floor(now / MS_PER_DAY) * MS_PER_DAY);
+  const refYear = ref.getUTCFullYear();
   // An invalid day such as 29 Feb rolls over in daysFromCivil; fine for a comparison.
-  const limit = daysFromCivil(ref.year + 50, ref.month, ref.day) * MS_PER_DAY + (now - refDays * MS_PER_DAY);
-  let year = ref.year - mod(ref.year, 100) + yy + 100;
+  const limit = daysFromCivil(refYear + 50, ref.getUTCMonth() + 1, ref.getUTCDate()) * MS_PER_DAY + mod(now, MS_PER_DAY);
+  let year = refYear - mod(refYear, 100) + yy + 100;
   while (daysFromCivil(year, month, day) * MS_PER_DAY + timeOfDayMs > limit) year -= 100;
   return year;
 }
@@ -136,35 +138,14 @@ function mod(a: number, n: number): number {
   return ((a % n) + n) % n;
 }
 
-function isLeapYear(year: number): boolean {
-  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return isLeapYear(year) ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-
-/** Days since 1970-01-01 of a proleptic Gregorian date (month 1-12); exact for any safe year. */
+/**
+ * Days since 1970-01-01 of a proleptic Gregorian date (month 1-12; a day past the month's end
+ * rolls over), exact for any safe year. `Date`'s UTC methods are exact and host-independent
+ * (ECMAScript defines them), but cover only ±273,790 years, and `Date.UTC` reads years 0-99 as
+ * 1900-1999: so the year is moved into 2000-2399 first. The calendar repeats every 400 years,
+ * which are exactly 146,097 days.
+ */
 function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const mp = (month + 9) % 12; // March = 0, so leap days fall at the end of the year
-  const doy = Math.floor((153 * mp + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146_097 + doe - 719_468;
-}
-
-/** Inverse of {@link daysFromCivil}. */
-function civilFromDays(days: number): { year: number; month: number; day: number } {
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  return { year: yoe + era * 400 + (month <= 2 ? 1 : 0), month, day };
+  const cycles = Math.floor(year / 400) - 5;
+  return Date.UTC(year - cycles * 400, month - 1, day) / MS_PER_DAY + cycles * 146_097;
 }

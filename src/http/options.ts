@@ -25,6 +25,8 @@ import {
 import { RetryBudget, type RetryBudgetOptions } from "./budget.ts";
 import { HTTP_DEFAULTS } from "./defaults.ts";
 import type { NoRetryReason, RetryPolicy } from "./retry.ts";
+import { concurrencyFor } from "./slots.ts";
+import { type Cost, resolveCosts, type ResolvedCosts, type SettleFunction } from "./costs.ts";
 
 /**
  * A function with the signature of `fetch`.
@@ -264,6 +266,57 @@ export interface ThrottledFetchOptions {
   /** Permits one attempt costs, or a function of the request (e.g. estimated tokens). @default 1 */
   permits?: number | ((request: Request) => number);
   /**
+   * What one attempt reserves, computed once per call from the request (may be async: it may read
+   * the replayable body via `request.clone().text()`): a number, or per dimension for a limiter made
+   * with `combine({ requests: …, tokens: … })` (a dimension left out reserves 0). Replaces `permits`
+   * (giving both is a TypeError). A cost that can never fit rejects the call at once with the
+   * limiter's RangeError naming the dimension, before anything is sent. Each attempt then takes a
+   * reservation (`limiter.reserve`), which counts from its grant — also on a `WindowLimiter` with
+   * `countFrom: "completion"`. @default permits
+   * @example
+   * ```ts
+   * createThrottledFetch({ limiter: llm, cost: { requests: 1, tokens: 4000 } });
+   * ```
+   */
+  cost?: Cost | ((request: Request) => Cost | Promise<Cost>);
+  /**
+   * The actual cost of an attempt, read from its response; its reservation settles to it (refund,
+   * or debt when higher). Return `undefined` to keep it as reserved. For a streamed body, return
+   * `{ response, actual }`: the call resolves with that `response` (e.g. a pass-through tap), and
+   * settles when `actual` resolves. If `actual` resolves undefined or rejects, the value is not a
+   * valid cost, or the caller never reads the body, the reservation counts in full. Called for every
+   * response, retried ones included; attempts that fail (network error, timeout) count as reserved.
+   * A throw from `settle` rejects the call (the reservation counts in full).
+   * @example
+   * ```ts
+   * settle: async (response) => ({ tokens: (await response.clone().json()).usage.total_tokens }),
+   * ```
+   */
+  settle?: SettleFunction;
+  /**
+   * At most this many attempts in flight at once (per key with a `KeyedLimiter`): a
+   * `ConcurrencyLimiter` combined with the rate limiter (or alone, without `limit`/`limiter`). A slot
+   * is held from the grant until the response body is fully read, cancelled or errors — for a
+   * response without a body, until its headers — and freed after `slotTimeout` ms in which nobody
+   * read the body (it stays readable). Attempts take reservations (see `cost`).
+   * @example
+   * ```ts
+   * createThrottledFetch({ limit: 10, interval: 1000, maxConcurrent: 4 });
+   * ```
+   */
+  maxConcurrent?: number;
+  /** With `maxConcurrent`: ms a response body may go unread before its slot is freed. @default 30000 */
+  slotTimeout?: number;
+  /**
+   * Queue priority of a call (higher first, default 0; FIFO within a priority), from the request.
+   * Without it, the standard `init.priority` is honoured: "high" → 1, "low" → -1, "auto" → 0.
+   * @example
+   * ```ts
+   * priority: (request) => (request.headers.get("x-interactive") ? 1 : 0),
+   * ```
+   */
+  priority?: (request: Request) => number;
+  /**
    * Reject with `MaxWaitExceededError` when the limiter predicts a longer wait than this (ms),
    * before queueing; a retry that would wait longer is not made (the caller gets the response).
    * @default the limiter's own `maxWait`
@@ -273,10 +326,11 @@ export interface ThrottledFetchOptions {
   retry?: number | RetryOptions;
   /**
    * Per attempt: ms until the response headers must arrive (the body is read by the caller, under
-   * the caller's signal). `Infinity` for none: then an attempt without a caller `signal` or a
-   * `totalTimeout` is sent with no `AbortSignal` and no timer — on Node, handing fetch a signal
-   * costs about as much as everything else sluice does per request (see bench/RESULTS.md).
-   * @default 60000
+   * the caller's signal). None by default, as with `fetch` itself (Node's fetch gives up on headers
+   * after undici's `headersTimeout`, 300 s): a timeout needs an `AbortSignal` and a timer per
+   * attempt, and on Node handing fetch a signal costs about as much as everything else sluice does
+   * per request (bench/RESULTS.md, section 4, "raw `fetch` + signal"). Set it to bound an attempt.
+   * @default Infinity
    */
   timeout?: number;
   /** The whole call — queueing, attempts, retry waits — in ms. @default Infinity */
@@ -319,6 +373,11 @@ export interface ResolvedOptions {
   readonly key: (request: Request) => string;
   readonly fetch: FetchLike | undefined;
   readonly permits: number | ((request: Request) => number);
+  /** Set when an attempt takes a reservation (`cost`, `settle` or `maxConcurrent` given). */
+  readonly costs: ResolvedCosts | undefined;
+  /** The limiter of a key with `maxConcurrent` (its slots combined in). */
+  readonly slotsOf: ((limiter: Limiter | undefined, key: string) => Limiter) | undefined;
+  readonly priority: ((request: Request) => number) | undefined;
   readonly maxWait: number | undefined;
   readonly policy: RetryPolicy;
   readonly budget: RetryBudget | undefined;
@@ -431,11 +490,18 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     throw new TypeError("`limit`/`interval` make a limiter of their own: give them or `limiter`, not both");
   }
   const keyed = isKeyedLimiter(o.limiter) ? o.limiter : undefined;
-  const limiter = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
+  let limiter = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
     ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion", clock })
     : (o.limiter as Limiter | undefined);
   const wallClock = optionalFunction("wallClock", o.wallClock) ?? Date.now;
   const adaptive = resolveAdaptive(o.adaptive, clock, wallClock);
+  const costs = resolveCosts(o);
+  let slotsOf: ResolvedOptions["slotsOf"];
+  if (costs?.maxConcurrent !== undefined) {
+    const slots = concurrencyFor(keyed === undefined ? limiter : undefined, costs.maxConcurrent, clock);
+    if (keyed === undefined) limiter = slots(undefined, "");
+    else slotsOf = slots;
+  }
   // Adaptive alone (no limit told) needs no limiter: the learned rate is the only one.
   if (keyed === undefined && !isLimiter(limiter) && !(adaptive !== undefined && limiter === undefined)) {
     throw new TypeError(`\`limiter\` must be a Limiter or a KeyedLimiter (or give \`limit\`), got ${describeValue(o.limiter)}`);
@@ -445,6 +511,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
   }
   const permits = o.permits ?? HTTP_DEFAULTS.permits;
   if (typeof permits !== "function") positiveInteger("permits", permits);
+  const priority = optionalFunction("priority", o.priority);
 
   const r = typeof o.retry === "number"
     ? { limit: o.retry }
@@ -473,6 +540,9 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     key: optionalFunction("key", o.key) ?? originOf,
     fetch: optionalFunction("fetch", o.fetch),
     permits,
+    costs,
+    slotsOf,
+    priority,
     maxWait: o.maxWait === undefined ? undefined : nonNegativeOrInfinity("maxWait", o.maxWait),
     policy,
     budget: policy.limit === 0 ? undefined : resolveBudget(r.budget),
@@ -491,6 +561,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     random: optionalFunction("random", o.random) ?? Math.random,
   };
   const lean = adaptive === undefined && typeof permits !== "function" && keyed === undefined && resolved.idempotencyKey === undefined &&
+    costs === undefined && priority === undefined &&
     !resolved.shouldRetry && !resolved.delay && !resolved.onThrottle && !resolved.onRetry && !resolved.onResponse;
   return { ...resolved, lean };
 }

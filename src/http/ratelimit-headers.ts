@@ -129,8 +129,7 @@ interface ServiceLimit {
 }
 
 function fromIetfDraft10(headers: HeadersLike): RateLimitInfo | undefined {
-  const raw = headers.get('ratelimit');
-  const list = raw === null ? undefined : parseSfList(raw);
+  const list = parseSfList(headers.get('ratelimit'));
   if (list === undefined) return undefined;
   let chosen: ServiceLimit | undefined;
   for (const member of list) {
@@ -144,22 +143,34 @@ function fromIetfDraft10(headers: HeadersLike): RateLimitInfo | undefined {
     const limit: ServiceLimit = {
       policy: member.value.value,
       remaining,
-      resetMs: resetSeconds === undefined ? undefined : clampDelay(resetSeconds * 1000),
+      resetMs: secondsToMs(resetSeconds),
       partitionKey,
     };
     if (chosen === undefined || isMoreRestrictive(limit, chosen)) chosen = limit;
   }
   if (chosen === undefined) return undefined;
   const policy = findPolicy(headers, chosen);
-  return {
-    ...(policy?.quota !== undefined && { limit: policy.quota }),
-    remaining: chosen.remaining,
-    ...(chosen.resetMs !== undefined && { resetMs: chosen.resetMs }),
-    ...(policy?.windowMs !== undefined && { windowMs: policy.windowMs }),
-    policy: chosen.policy,
-    ...(policy?.quotaUnit !== undefined && { quotaUnit: policy.quotaUnit }),
-    source: 'ietf',
-  };
+  return info('ietf', chosen.remaining, policy?.quota, chosen.resetMs, policy?.windowMs, chosen.policy, policy?.quotaUnit);
+}
+
+/** The info with only the fields that are known (no `undefined` values), in one key order. */
+function info(
+  source: RateLimitSource,
+  remaining: number,
+  limit: number | undefined,
+  resetMs: number | undefined,
+  windowMs?: number,
+  policy?: string,
+  quotaUnit?: string,
+): RateLimitInfo {
+  const out: Record<string, unknown> = { limit, remaining, resetMs, windowMs, policy, quotaUnit, source };
+  for (const key in out) if (out[key] === undefined) delete out[key];
+  return out as unknown as RateLimitInfo;
+}
+
+/** Whole seconds as ms, clamped; `undefined` stays `undefined`. */
+function secondsToMs(seconds: number | undefined): number | undefined {
+  return seconds === undefined ? undefined : clampDelay(seconds * 1000);
 }
 
 /** Smaller remaining wins; on a tie the longer reset, where an unknown reset counts as shortest. */
@@ -179,8 +190,7 @@ interface QuotaPolicy {
  * partition key (`pk`), the keys must match too.
  */
 function findPolicy(headers: HeadersLike, limit: ServiceLimit): QuotaPolicy | undefined {
-  const raw = headers.get('ratelimit-policy');
-  const list = raw === null ? undefined : parseSfList(raw);
+  const list = parseSfList(headers.get('ratelimit-policy'));
   if (list === undefined) return undefined;
   for (const member of list) {
     if (member.kind !== 'item' || member.value.type !== 'string' || member.value.value !== limit.policy) continue;
@@ -197,7 +207,7 @@ function findPolicy(headers: HeadersLike, limit: ServiceLimit): QuotaPolicy | un
     if (bothKeyed && !sameBytes(partitionKey, limit.partitionKey)) continue;
     return {
       quota,
-      windowMs: windowSeconds === undefined ? undefined : clampDelay(windowSeconds * 1000),
+      windowMs: secondsToMs(windowSeconds),
       quotaUnit: qu?.value,
     };
   }
@@ -205,8 +215,7 @@ function findPolicy(headers: HeadersLike, limit: ServiceLimit): QuotaPolicy | un
 }
 
 function fromIetfDraft07(headers: HeadersLike): RateLimitInfo | undefined {
-  const raw = headers.get('ratelimit');
-  const dict = raw === null ? undefined : parseSfDictionary(raw);
+  const dict = parseSfDictionary(headers.get('ratelimit'));
   if (dict === undefined) return undefined;
   const field = (key: string): number | undefined | null => {
     const member = dict.get(key);
@@ -221,39 +230,25 @@ function fromIetfDraft07(headers: HeadersLike): RateLimitInfo | undefined {
   if (limit === null || remaining === null || reset === null) return undefined;
   if (limit === undefined || reset === undefined || remaining === undefined) return undefined;
   const windowMs = windowForQuota(limit, integerPolicies(headers.get('ratelimit-policy')));
-  return {
-    limit,
-    remaining,
-    resetMs: clampDelay(reset * 1000),
-    ...(windowMs !== undefined && { windowMs }),
-    source: 'ietf-draft07',
-  };
+  return info('ietf-draft07', remaining, limit, secondsToMs(reset), windowMs);
 }
 
 function fromLegacyRateLimit(headers: HeadersLike): RateLimitInfo | undefined {
   const remaining = repeatedField(headers.get('ratelimit-remaining'), integerItem, Math.min);
   if (remaining === undefined) return undefined;
   // Drafts ≤ 03 listed policies after the limit (`RateLimit-Limit: 10, 10;w=1`); later ones sent one Item.
-  const limitRaw = headers.get('ratelimit-limit');
-  const limitList = limitRaw === null ? undefined : parseSfList(limitRaw);
+  const limitList = parseSfList(headers.get('ratelimit-limit'));
   const first = limitList?.[0];
   const limit = first?.kind === 'item' ? nonNegativeInteger(first.value) : undefined;
   const resetSeconds = repeatedField(headers.get('ratelimit-reset'), integerItem, Math.max);
   const policies = [...(limitList?.slice(1) ?? []), ...integerPolicies(headers.get('ratelimit-policy'))];
   const windowMs = limit === undefined ? undefined : windowForQuota(limit, policies);
-  return {
-    ...(limit !== undefined && { limit }),
-    remaining,
-    ...(resetSeconds !== undefined && { resetMs: clampDelay(resetSeconds * 1000) }),
-    ...(windowMs !== undefined && { windowMs }),
-    source: 'ratelimit-legacy',
-  };
+  return info('ratelimit-legacy', remaining, limit, secondsToMs(resetSeconds), windowMs);
 }
 
 /** Draft ≤ 07 quota policies: Integer Items with a `w` (window seconds) parameter. */
 function integerPolicies(raw: string | null): SfItem[] {
-  const list = raw === null ? undefined : parseSfList(raw);
-  return (list ?? []).filter((m): m is SfItem => m.kind === 'item' && m.value.type === 'integer');
+  return (parseSfList(raw) ?? []).filter((m): m is SfItem => m.kind === 'item' && m.value.type === 'integer');
 }
 
 /** The window of the one policy whose quota equals `quota`; none if absent or ambiguous. */
@@ -264,7 +259,7 @@ function windowForQuota(quota: number, policies: SfList): number | undefined {
     const w = nonNegativeInteger(policy.params.get('w'));
     // Draft-07 forbids two policies with the same quota, so a duplicate makes both unusable.
     if (found !== undefined || w === undefined || w === 0) return undefined;
-    found = clampDelay(w * 1000);
+    found = secondsToMs(w);
   }
   return found;
 }
@@ -276,13 +271,7 @@ function fromVendor(headers: HeadersLike, reference: number): RateLimitInfo | un
     const remaining = repeatedField(headers.get(`${prefix}remaining`), wholeNumber, Math.min);
     if (remaining === undefined) continue;
     const limit = repeatedField(headers.get(`${prefix}limit`), wholeNumber, Math.min);
-    const resetMs = vendorReset(headers, prefix, reference);
-    return {
-      ...(limit !== undefined && { limit }),
-      remaining,
-      ...(resetMs !== undefined && { resetMs }),
-      source: 'x-ratelimit',
-    };
+    return info('x-ratelimit', remaining, limit, vendorReset(headers, prefix, reference));
   }
   return undefined;
 }

@@ -148,7 +148,9 @@ export function scrubError<T>(error: T, secrets: readonly string[], seen = new S
   if (typeof error !== "object" || error === null || seen.has(error)) return error;
   seen.add(error);
   const target = error as Record<string, unknown>;
-  for (const key of new Set(["message", "stack", ...Object.keys(target)])) {
+  // `cause` and an AggregateError's `errors` are own but not enumerable: named, so one guarded
+  // read (a getter may throw) covers them too.
+  for (const key of new Set(["message", "stack", "cause", "errors", ...Object.keys(target)])) {
     let value: unknown;
     try {
       value = target[key];
@@ -165,12 +167,9 @@ export function scrubError<T>(error: T, secrets: readonly string[], seen = new S
         }
       }
     } else if (key === "cause" || key === "errors" || value instanceof Error) {
-      if (Array.isArray(value)) for (const item of value) scrubError(item, secrets, seen);
-      else scrubError(value, secrets, seen);
+      for (const item of Array.isArray(value) ? value : [value]) scrubError(item, secrets, seen);
     }
   }
-  if ("cause" in target) scrubError(target.cause, secrets, seen);
-  if (Array.isArray(target.errors)) for (const item of target.errors) scrubError(item, secrets, seen);
   return error;
 }
 

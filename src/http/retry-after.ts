@@ -5,7 +5,7 @@
  */
 
 import { assertNow, parseHttpDate } from './http-date.ts';
-import { clampDelay, decimalToWhole, DECIMAL, DECIMAL_OR_DIGITS, DIGITS, referenceTime, repeatedField, trimOws } from './header-values.ts';
+import { clampDelay, decimalToWhole, DECIMAL_OR_DIGITS, DIGITS, referenceTime, repeatedField, trimOws } from './header-values.ts';
 
 /** Options for {@link parseRetryAfter}. */
 export interface RetryAfterOptions {
@@ -55,8 +55,7 @@ export function parseRetryAfter(value: string | null | undefined, options: Retry
 
 function parseOneRetryAfter(value: string, options: RetryAfterOptions): number | undefined {
   const text = trimOws(value);
-  if (DIGITS.test(text)) return decimalToWhole(text, 3);
-  if (options.lenient === true && DECIMAL.test(text)) return decimalToWhole(text, 3);
+  if ((options.lenient === true ? DECIMAL_OR_DIGITS : DIGITS).test(text)) return decimalToWhole(text, 3);
   const reference = referenceTime(options.date, options.now);
   const at = parseHttpDate(text, { now: reference });
   return at === undefined ? undefined : clampDelay(at - reference);

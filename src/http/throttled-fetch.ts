@@ -38,6 +38,11 @@ import type { SendTag } from "../adaptive/controller.ts";
 import { type Admission, admitAdaptive, mustPace } from "../adaptive/rates.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
 import { anySignal, sleep, startTimer, type Timer } from "./timers.ts";
+import { applySettle, AttemptHold, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
+import type { ScheduleOptions } from "../limiters/limiter.ts";
+import type { Reservation } from "../limiters/reservation.ts";
+import { ARRIVAL, newArrival } from "../limiters/waiter.ts";
+import { slotCost } from "./slots.ts";
 
 /**
  * A function with `fetch`'s signature and semantics: it resolves with the final `Response` whatever
@@ -205,12 +210,24 @@ async function runAttempts(
   const started = clock.now();
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
+  const priority = config.priority === undefined && init?.priority === undefined ? 0 : priorityOf(init, () => call.request, config.priority);
   // Every attempt's window slot counts from its response (`countFrom: "completion"`), also on a
   // window the user built counting from the grant: safe at a strict server's documented limit
   // whatever the latency, like the `limit`/`interval` shorthand. Limiters without a window ignore it.
-  const scheduleOptions = config.maxWait === undefined
-    ? { permits, signal: callSignal, countFrom: "completion" as const }
-    : { permits, signal: callSignal, maxWait: config.maxWait, countFrom: "completion" as const };
+  const scheduleOptions: ScheduleOptions = config.maxWait === undefined
+    ? { permits, signal: callSignal, countFrom: "completion" }
+    : { permits, signal: callSignal, maxWait: config.maxWait, countFrom: "completion" };
+  if (priority !== 0) (scheduleOptions as { priority?: number }).priority = priority;
+  // A retry waits in the call's place in the queue, not behind everyone who came since (see README
+  // "A retry keeps its place"): the arrival number the first attempt queues with, kept.
+  const place = newArrival();
+  let retryOptions: ScheduleOptions | undefined;
+  const costs = config.costs;
+  const cost = costs === undefined || !costs.reserve ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
+  // With `maxConcurrent` alone: attempts are tasks held until their body ends (see `scheduleUntilEnd`).
+  // (A task of `permits` takes that many of every member, slots too: other costs reserve instead.)
+  const slotOnly = costs !== undefined && !costs.reserve && permits === 1;
+  const reserved = costs === undefined || slotOnly ? undefined : cost ?? permits;
   config.budget?.deposit();
   // Per attempt, a controller and a timer only for a finite `timeout` (the caller's signal alone
   // is passed as is); the caller's init unchanged when nothing in it needs replacing.
@@ -220,7 +237,9 @@ async function runAttempts(
   try {
     for (;;) {
       // Looked up per attempt: a KeyedLimiter may have replaced an idle key's limiter meanwhile.
-      const limiter: Limiter | undefined = config.keyed === undefined ? config.limiter : config.keyed.get(key!);
+      const limiter: Limiter | undefined = config.keyed === undefined
+        ? config.limiter
+        : config.slotsOf === undefined ? config.keyed.get(key!) : config.slotsOf(config.keyed.get(key!), key!);
       // The key's learned rate (with `adaptive`): waited for first, fed each answer. Retries come
       // through here again, so they pay the learned rate too.
       const ceiling = config.adaptive === undefined ? Infinity : config.ceiling(limiter);
@@ -232,13 +251,16 @@ async function runAttempts(
       let timedOut: TimeoutError | undefined;
       let inFlight = 0; // the other requests on this limiter in flight when the response came
       let result: AttemptResult;
+      let hold: AttemptHold | undefined;
+      let endSlot: (() => void) | undefined;
+      const options = state.attempts === 0 ? scheduleOptions : retryOptions ??= { ...scheduleOptions, [ARRIVAL]: place } as ScheduleOptions;
       try {
         if (adaptive !== undefined) {
           const options = config.maxWait === undefined ? { signal: callSignal } : { signal: callSignal, maxWait: config.maxWait };
           admitted = await admitAdaptive(adaptive, options, ceiling);
         }
         const queuedAt = clock.now();
-        const task = async () => {
+        const send = async () => {
           // Held by the limiter (its pause, its window) after the learned rate admitted it, or
           // passed at the ceiling before a cut: the learned rate paces it again now, so attempts
           // queued there do not leave together when the limiter lets them go.
@@ -271,10 +293,28 @@ async function runAttempts(
             timer?.cancel();
           }
         };
-        const response = limiter === undefined ? await task() : await limiter.schedule(task, scheduleOptions);
+        let response: Response;
+        if (limiter === undefined) response = await send();
+        else if (slotOnly) {
+          const scheduled = scheduleUntilEnd(limiter, send, options);
+          endSlot = scheduled.end;
+          response = await scheduled.response;
+        } else if (reserved === undefined) response = await limiter.schedule(send, options);
+        else {
+          const asked = costs!.maxConcurrent === undefined ? reserved : slotCost(limiter, reserved);
+          const reservation = await reserveOn(limiter, asked, options);
+          // Granted, but the caller left before anything was sent: everything goes back.
+          if (callSignal?.aborted) {
+            reservation.cancel();
+            throw abortReason(callSignal);
+          }
+          hold = new AttemptHold(reservation, clock, { slot: costs!.maxConcurrent !== undefined, slotTimeout: costs!.slotTimeout });
+          response = await send();
+        }
         if (tag !== undefined && isResponse(response)) adaptivePause = adaptive!.onResponse(tag, response).pauseMs;
         result = { response };
       } catch (error) {
+        hold?.release(); // a failed attempt counts as reserved
         // Not sent: the limiter refused or the wait was aborted; nothing was taken. A refused retry
         // gives the caller the response it already had (the README's promise), not the refusal.
         if (!sent) {
@@ -294,13 +334,36 @@ async function runAttempts(
       }
 
       if (result.response !== undefined && !isResponse(result.response)) {
+        hold?.release();
+        endSlot?.();
         throw new TypeError(`\`fetch\` must resolve with a Response, got ${typeof result.response}`);
       }
-      const after = afterAttempt(config, {
-        call, result, attempt: state.attempts, key, limiter, adaptive: adaptive !== undefined, adaptivePause, idempotent, replayable, started, inFlight,
-      });
-      // Decided at once unless a hook or the decision needs awaiting (no hop for a final response).
-      const decided = after instanceof Promise ? await after : after;
+      let decided: Decided;
+      try {
+        const after = afterAttempt(config, {
+          call, result, attempt: state.attempts, key, limiter, adaptive: adaptive !== undefined, adaptivePause, idempotent, replayable, started, inFlight,
+        });
+        // Decided at once unless a hook or the decision needs awaiting (no hop for a final response).
+        decided = after instanceof Promise ? await after : after;
+      } catch (error) {
+        hold?.release();
+        endSlot?.();
+        throw error;
+      }
+      if (endSlot !== undefined && result.response !== undefined) {
+        if (decided.retry === false) return trackBody(result.response, endSlot, clock, costs!.slotTimeout);
+        endSlot(); // a retried body is discarded: its slot ends now
+      }
+      if (hold !== undefined && result.response !== undefined) {
+        // `settle` reads every response, retried ones too; the caller (or the retry's drain) gets
+        // the response it hands back.
+        const response = applySettle(costs!.settle, result.response, { request: call.request, reserved: reserved!, attempt: state.attempts }, hold);
+        if (decided.retry === false) {
+          return costs!.maxConcurrent === undefined ? response : trackBody(response, () => hold.bodyEnded(), clock, costs!.slotTimeout);
+        }
+        result = { response };
+        hold.bodyEnded(); // a retried body is discarded: its slot ends now
+      }
       if (decided.retry === false) {
         if (result.response !== undefined) return result.response;
         throw result.error;
@@ -443,4 +506,13 @@ function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryD
     key,
   });
   return { retry: true, delay: decision.delay, paused };
+}
+
+/** Reserves `cost` on `limiter`, which must support reservations (every built-in limiter does). */
+function reserveOn(limiter: Limiter, cost: Cost, options: ScheduleOptions): Promise<Reservation> {
+  if (typeof limiter.reserve !== "function") {
+    throw new TypeError("`cost`, `settle` and `maxConcurrent` need a limiter with `reserve()` (every sluice limiter has it)");
+  }
+  const { permits: _, ...rest } = options;
+  return limiter.reserve(cost, rest);
 }

@@ -26,6 +26,8 @@ export const LIMITER_DEFAULTS: {
   readonly maxKeys: number;
   /** KeyedLimiter: ms a key must go unused (and be at rest) before it may be evicted. */
   readonly idleTimeout: number;
+  /** ms a request waits at the front of its priority level to count one level higher (see README "Priorities"). */
+  readonly priorityAging: number;
 } = Object.freeze({
   interval: 1000,
   burst: 0,
@@ -33,4 +35,5 @@ export const LIMITER_DEFAULTS: {
   maxWait: Infinity,
   maxKeys: 10_000,
   idleTimeout: 60_000,
+  priorityAging: 1000,
 });

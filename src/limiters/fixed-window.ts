@@ -17,7 +17,7 @@
  */
 import { CLOCK_ORIGIN, windowIndex, windowStart } from "./aligned-windows.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
-import { type AdjustablePolicy, applyLimit, type SetLimitOptions } from "./set-limit.ts";
+import { type AdjustablePolicy, type SetLimitOptions, setWindowLimit } from "./set-limit.ts";
 import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /**
@@ -164,9 +164,6 @@ export class FixedWindowLimiter extends GatedLimiter {
    * ```
    */
   setLimit(options: SetLimitOptions): void {
-    const o = optionsObject("options", options);
-    const limit = positiveInteger("limit", o.limit);
-    const interval = o.interval === undefined ? this.#policy.interval : timeInterval("interval", o.interval);
-    applyLimit(this, this.#policy, limit, interval, true);
+    setWindowLimit(this, this.#policy, options);
   }
 }

@@ -4,11 +4,15 @@
  *
  * A *domain* is a set of limiters connected through shared policies (e.g. an overall limit and the
  * per-channel combinations that include it). It has one gate, one timer and one order. Each limiter
- * object owns a FIFO {@link WaitQueue}; every waiter carries a global arrival number (`seq`).
+ * object owns a {@link WaitQueue} (FIFO per priority, see `priority.ts`); every waiter carries a
+ * global arrival number (`seq`).
  *
  * The grant rule — reservations with backfilling, as EASY/conservative backfilling in job schedulers —
- * evaluated by {@link scanQueues} at each instant, visiting the front waiter of each limiter in arrival
- * order (a waiter behind another on the same limiter waits for it: FIFO per limiter):
+ * evaluated by {@link scanQueues} at each instant, visiting the front waiter of each limiter (the one
+ * its priorities put first) in the arrival order of each limiter's OLDEST waiter (a waiter behind
+ * another on the same limiter waits for it: FIFO per limiter and priority). A priority thus reorders
+ * the callers of one limiter only: the front waiter takes the place, and the reservation, of the
+ * oldest one it passed, so other limiters of the domain see the same order as without priorities.
  *   a front waiter W is granted when every policy allows it now and taking its permits would not push
  *   any earlier stopped waiter past its reservation; otherwise W is stopped and *reserves* its time
  *   T = max over its policies of `earliest(n, now)` — or, when they all allow it now and only earlier
@@ -31,7 +35,8 @@
  * free up, and one pass in arrival order decides the instant.
  *
  * Invariants: waiters take nothing until granted (a reservation is a rule for others, not a take), so an abort leaves the domain
- * exactly as if the waiter had never asked; the timer is armed only while waiters exist, so an idle
+ * exactly as if the waiter had never asked (with one exception, for priorities: the waiter behind an
+ * aborted front of its priority level starts aging at the abort, see `priority.ts`); the timer is armed only while waiters exist, so an idle
  * limiter keeps no process alive; delays are capped at {@link MAX_TIMER_DELAY} and re-checked.
  *
  * @module
@@ -43,6 +48,7 @@ import { simulate, TailCache } from "./predict.ts";
 import { amountAt, conflictsUntil, newEpoch, reserve, type Reservations, scanQueues } from "./scan.ts";
 import { RESOLVED, settleInOrder, stamped, startTask } from "./settle.ts";
 import { abortReason, unwatch, watch } from "./signals.ts";
+import { abortedAt, grantedInScan } from "./stats.ts";
 import { CompletionTaskWaiter, type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
 
 export { abortReason, RESOLVED, startTask, type Task, Waiter, WaitQueue };
@@ -124,9 +130,9 @@ export class Gate {
     this.#holding = false;
     const failed: Waiter[] = [];
     for (const queue of this.active) {
-      for (let w = queue.head; w !== null; w = w.next) failed.push(w);
-      queue.head = queue.tail = null;
-      queue.size = 0;
+      failed.push(...queue.waiters());
+      queue.clear();
+      queue.arrivals?.clear(); // failed, not granted nor aborted: nobody will ask how long they waited
       queue.gate = null;
     }
     this.active.clear();
@@ -167,7 +173,7 @@ export class Gate {
     hold: boolean,
     amounts: readonly number[] | null = null,
   ): boolean {
-    if (queue.head !== null) return false;
+    if (queue.size > 0) return false;
     const policies = queue.policies;
     if (this.isHeld(policies, amounts)) return false;
     for (let i = 0; i < policies.length; i++) {
@@ -192,7 +198,7 @@ export class Gate {
    * when nobody waits in the domain; amortised O(1) per request appended to a domain's only queue
    * (see {@link TailCache}); else proportional to the waiters in the domain.
    */
-  predict(queue: WaitQueue, permits: number, now: number, amounts: readonly number[] | null = null): number {
+  predict(queue: WaitQueue, permits: number, now: number, amounts: readonly number[] | null = null, priority = 0): number {
     const policies = queue.policies;
     // Only with nobody waiting anywhere in the domain: a waiter on another channel may take a shared
     // policy first, even one that stops it on nothing this request needs.
@@ -203,11 +209,11 @@ export class Gate {
         if (n !== 0) at = Math.max(at, policies[i]!.earliest(n, now));
       }
       if (at !== Infinity) return at - now; // else only in-flight work blocks: simulate its completion
-    } else if (this.active.size === 1 && this.active.has(queue)) {
+    } else if (this.active.size === 1 && this.active.has(queue) && priority === 0 && queue.levels === null) {
       if (this.#tail?.queue !== queue) this.#tail = new TailCache(queue, now);
       return this.#tail.predict(permits, now, amounts);
     }
-    return simulate(this.active, queue, permits, now, amounts);
+    return simulate(this.active, queue, permits, now, amounts, priority);
   }
 
   /** Queues a waiter that could not be granted at once; the promise settles when granted or aborted. */
@@ -218,6 +224,8 @@ export class Gate {
     signal: AbortSignal | undefined,
     hold: boolean,
     task?: Task,
+    priority = 0,
+    arrival?: number,
     completion = false,
   ): Promise<void> {
     const waiter = task === undefined
@@ -225,21 +233,45 @@ export class Gate {
       : completion
       ? new CompletionTaskWaiter(permits, queue, hold, task)
       : new TaskWaiter(permits, queue, hold, task);
-    return this.enqueueWaiter(waiter, now, signal);
+    return this.enqueueWaiter(waiter, now, signal, priority, arrival);
   }
 
-  /** Queues a waiter made by the caller (a reservation's, see `reservation.ts`); see {@link Gate.enqueue}. */
-  enqueueWaiter(waiter: Waiter, now: number, signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * Queues a waiter made by the caller (a reservation's, see `reservation.ts`); see {@link Gate.enqueue}.
+   * With `arrival` (see `ARRIVAL` in `waiter.ts`) it takes that place in its priority's FIFO, not the last.
+   */
+  enqueueWaiter(waiter: Waiter, now: number, signal: AbortSignal | undefined, priority = 0, arrival?: number): Promise<void> {
     const queue = waiter.queue;
     const permits = waiter.permits;
     const amounts = waiter.amounts();
     const promise: Promise<void> = waiter;
-    const front = queue.head === null;
+    const front = queue.size === 0;
     if (front) this.#activate(queue);
-    queue.push(waiter);
+    if (arrival !== undefined) waiter.seq = arrival;
+    if (arrival !== undefined && !front) {
+      // An earlier arrival goes back to its place: the order (and the predictions' cache, which
+      // assumes appends) changed; at the front it displaces the waiter that reserved the next grant.
+      queue.insert(waiter, priority, now);
+      if (queue.arrivals !== null) queue.arrivals.set(waiter, now);
+      if (signal !== undefined) watch(signal, waiter);
+      this.#tail = undefined;
+      if (queue.front() === waiter) this.scan(now);
+      return promise;
+    }
+    queue.push(waiter, priority, now);
+    if (queue.arrivals !== null) queue.arrivals.set(waiter, now);
     if (signal !== undefined) watch(signal, waiter);
-    // Behind others on its own limiter, it waits for them and holds nothing; the front one is armed.
-    if (!front) return promise;
+    if (!front) {
+      // Its priority put it first on its limiter: the waiter it passed no longer reserves; recompute.
+      if (queue.levels !== null && queue.front() === waiter) this.scan(now);
+      // Behind others on its own limiter, it waits for them and holds nothing; the front one is armed.
+      return promise;
+    }
+    if (arrival !== undefined && this.active.size > 1) {
+      // Not necessarily last in the domain's arrival order, which the shortcut below assumes.
+      this.scan(now);
+      return promise;
+    }
     // At the front and last in arrival order: hold what stops it, and arm if that changes sooner.
     // (What `scanQueues` does for a stopped head, done for this one alone.)
     const policies = queue.policies;
@@ -311,11 +343,12 @@ export class Gate {
     stamped.add(this);
   }
 
-  /** Grants nothing on `policies` for `ms`; queued waiters keep their places. */
-  pause(policies: readonly Policy[], ms: number): void {
+  /** Grants nothing on `policies` for `ms`; queued waiters keep their places. Returns the end time. */
+  pause(policies: readonly Policy[], ms: number): number {
     const now = this.now();
     for (let i = 0; i < policies.length; i++) policies[i]!.pause(now + ms);
     this.scan(now);
+    return now + ms;
   }
 
   /** Runs the grant rule now and re-arms the timer for the next change. */
@@ -333,9 +366,10 @@ export class Gate {
       this.reserved = new Map();
       wake = scanQueues([...this.active], now, epoch, (q) => {
         const queue = q as WaitQueue;
-        const waiter = queue.head!;
-        queue.unlink(waiter);
-        if (queue.head === null) this.#deactivate(queue);
+        const waiter = queue.front()!;
+        queue.unlink(waiter, now);
+        if (queue.size === 0) this.#deactivate(queue);
+        grantedInScan(queue, waiter, now);
         // Granted: its signal can no longer take it back (a task run in this drain may abort it).
         if (waiter.signal !== undefined) unwatch(waiter);
         waiter.granted(now);
@@ -401,11 +435,21 @@ export class Gate {
     this.active.delete(queue);
   }
 
-  /** Takes a waiter out of its queue (it was aborted); the caller rescans. */
-  detach(waiter: Waiter): void {
+  /**
+   * Takes a waiter out of its queue (it was aborted); the caller rescans, then runs the returned
+   * announcement (an `abort` event), if any, once the domain is consistent again.
+   */
+  detach(waiter: Waiter): (() => void) | undefined {
     const queue = waiter.queue;
-    queue.unlink(waiter);
-    if (queue.head === null) this.#deactivate(queue);
+    let now: number;
+    try {
+      now = this.#time.now();
+    } catch {
+      now = -Infinity; // the rescan that follows fails the domain with the clock's error anyway
+    }
+    queue.unlink(waiter, now);
+    if (queue.size === 0) this.#deactivate(queue);
+    return abortedAt(queue, waiter, now);
   }
 
   #arm(wake: number, now: number): void {

@@ -25,7 +25,23 @@ import { LIMITER_DEFAULTS } from "./defaults.ts";
 import { type AcquireOptions, GatedLimiter, INTERNALS, type Limiter, resolveClock, type ScheduleOptions } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
 import type { Permits, Reservation, ReserveOptions } from "./reservation.ts";
+import { type LimiterEventType, LimiterEvents } from "./events.ts";
+import type { LimiterStats } from "./stats.ts";
 import { describeValue, nonNegativeOrInfinity, optionsObject, positiveInteger, requireFunction } from "../validate.ts";
+
+const EVENT_TYPES: readonly LimiterEventType[] = ["grant", "refuse", "abort", "pause", "ratechange"];
+
+/** A limiter's stats, if it has them (built-in limiters do; a custom one may). */
+function statsOf(limiter: unknown): LimiterStats | undefined {
+  const stats = (limiter as { stats?: unknown } | undefined)?.stats;
+  return typeof stats === "function" ? (stats.call(limiter) as LimiterStats) : undefined;
+}
+
+/** A limiter's event target, if it has one. */
+function eventsOfLimiter(limiter: unknown): EventTarget | undefined {
+  const events = (limiter as { events?: unknown }).events;
+  return events instanceof EventTarget ? events : undefined;
+}
 
 /** How many least-recently-used keys one `get` examines for eviction. */
 const SWEEP_PER_GET = 4;
@@ -63,6 +79,8 @@ interface Entry<K, L> {
   readonly key: K;
   readonly limiter: L;
   lastUsed: number;
+  /** Re-dispatches the limiter's events with `detail.key`, while the KeyedLimiter has listeners. */
+  forward: ((event: Event) => void) | null;
   /** Neighbours in least-recently-used order (`prev` is older). */
   prev: Entry<K, L> | null;
   next: Entry<K, L> | null;
@@ -137,10 +155,11 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
       }
     } else {
       const limiter = this.#revive(key) ?? this.#make(key);
-      entry = { key, limiter, lastUsed: now, prev: null, next: null };
+      entry = { key, limiter, lastUsed: now, forward: null, prev: null, next: null };
       this.#count(limiter, +1);
       this.#entries.set(key, entry);
       this.#append(entry);
+      this.#subscribe(entry);
     }
     this.#sweep(now, entry);
     return entry.limiter;
@@ -177,8 +196,105 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
   #revive(key: K): L | undefined {
     const limiter = this.#evicted.get(key)?.deref();
     this.#evicted.delete(key);
-    if (limiter !== undefined) this.#collected.unregister(limiter);
+    if (limiter !== undefined) {
+      this.#collected.unregister(limiter);
+      this.#retire(limiter, -1);
+    }
     return limiter;
+  }
+
+  // --- stats and events (see stats.ts, events.ts) ---
+
+  /** Counts of evicted keys, so the totals never go down when a key is forgotten. */
+  readonly #retired = { granted: 0, refused: 0, aborted: 0 };
+  #events: LimiterEvents | undefined = undefined;
+
+  /**
+   * Counters summed over every key (grants, refusals and aborts of evicted keys included), or one
+   * key's (`stats(key)`, without creating it: zeros for a key that has no limiter). Keys whose
+   * limiter has no `stats()` (a custom limiter) count nothing.
+   * @example
+   * ```ts
+   * perHost.stats();             // every host
+   * perHost.stats("example.com"); // one host
+   * ```
+   */
+  stats(key?: K): LimiterStats {
+    if (arguments.length > 0) {
+      const limiter = this.#entries.get(key as K)?.limiter ?? this.#evicted.get(key as K)?.deref();
+      return statsOf(limiter) ?? { queued: 0, inFlight: 0, granted: 0, refused: 0, aborted: 0, pausedUntil: undefined };
+    }
+    let queued = 0, inFlight = 0, { granted, refused, aborted } = this.#retired;
+    let until: number | undefined;
+    for (const entry of this.#entries.values()) {
+      const s = statsOf(entry.limiter);
+      if (s === undefined) continue;
+      queued += s.queued;
+      inFlight += s.inFlight;
+      granted += s.granted;
+      refused += s.refused;
+      aborted += s.aborted;
+      if (s.pausedUntil !== undefined && !(until !== undefined && until >= s.pausedUntil)) until = s.pausedUntil;
+    }
+    return { queued, inFlight, granted, refused, aborted, pausedUntil: until };
+  }
+
+  /**
+   * Every key's events, re-dispatched here with `detail.key` set. A key's limiter is listened to only
+   * while this target has a listener of that type.
+   * @example
+   * ```ts
+   * perHost.events.addEventListener("refuse", (e) => console.warn((e as CustomEvent).detail.key));
+   * ```
+   */
+  get events(): LimiterEvents {
+    if (this.#events !== undefined) return this.#events;
+    const events = (this.#events = new LimiterEvents());
+    events.onListening = (type, listening) => {
+      for (const entry of this.#entries.values()) {
+        const target = eventsOfLimiter(entry.limiter);
+        if (target === undefined) continue;
+        if (listening) target.addEventListener(type, this.#forwarder(entry));
+        else if (entry.forward !== null) target.removeEventListener(type, entry.forward);
+      }
+      if (!listening && !EVENT_TYPES.some((t) => events.listens(t))) {
+        for (const entry of this.#entries.values()) entry.forward = null;
+      }
+    };
+    return events;
+  }
+
+  #forwarder(entry: Entry<K, L>): (event: Event) => void {
+    return entry.forward ??= (event: Event) => {
+      const detail = (event as CustomEvent<object>).detail;
+      this.#events!.emit(event.type as LimiterEventType, { ...detail, key: entry.key });
+    };
+  }
+
+  #subscribe(entry: Entry<K, L>): void {
+    const events = this.#events;
+    if (events === undefined) return;
+    for (const type of EVENT_TYPES) {
+      if (!events.listens(type)) continue;
+      const target = eventsOfLimiter(entry.limiter);
+      if (target === undefined) return;
+      target.addEventListener(type, this.#forwarder(entry));
+    }
+  }
+
+  #unsubscribe(entry: Entry<K, L>): void {
+    if (entry.forward === null) return;
+    const target = eventsOfLimiter(entry.limiter);
+    if (target !== undefined) for (const type of EVENT_TYPES) target.removeEventListener(type, entry.forward);
+    entry.forward = null;
+  }
+
+  #retire(limiter: L, sign: number): void {
+    const s = statsOf(limiter);
+    if (s === undefined) return;
+    this.#retired.granted += sign * s.granted;
+    this.#retired.refused += sign * s.refused;
+    this.#retired.aborted += sign * s.aborted;
   }
 
   #make(key: K): L {
@@ -190,6 +306,8 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
   }
 
   #evict(entry: Entry<K, L>): void {
+    this.#unsubscribe(entry);
+    this.#retire(entry.limiter, +1);
     this.#entries.delete(entry.key);
     this.#count(entry.limiter, -1);
     this.#evicted.set(entry.key, new WeakRef(entry.limiter));
@@ -213,8 +331,9 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
       return typeof custom.isIdle === "function" && custom.isIdle() === true;
     }
     const parts = limiter[INTERNALS];
-    // An open reservation may still settle (debt): it must land on the limiter the key keeps.
-    if (parts.queue.size > 0 || parts.queue.openReservations > 0) return false;
+    // An open reservation may still settle (debt), a running task may still end: either must land on
+    // the limiter the key keeps.
+    if (parts.queue.size > 0 || parts.queue.inFlight > 0) return false;
     const t = parts.gate().now();
     return parts.policies.every((p) => (this.#policyKeys.get(p) ?? 0) > 1 || p.isAtRest(t));
   }

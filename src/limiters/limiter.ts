@@ -19,7 +19,12 @@ import {
 } from "../validate.ts";
 import { abortReason, Gate, RESOLVED, startTask, type Task, WaitQueue } from "./gate.ts";
 import type { Policy } from "./policy.ts";
+import { arrivalOf } from "./waiter.ts";
 import { type Dimensions, type Permits, type Reservation, type ReserveOptions, reserveOn } from "./reservation.ts";
+import { checkPriority } from "./priority.ts";
+import type { LimiterEvents } from "./events.ts";
+import { LIMITER_DEFAULTS } from "./defaults.ts";
+import { eventsOf, grantedAtOnce, type LimiterStats, notePause, refused, snapshot } from "./stats.ts";
 
 /**
  * Options for one {@link Limiter.acquire} call.
@@ -38,6 +43,18 @@ export interface AcquireOptions {
    * @default the limiter's `maxWait` (Infinity)
    */
   maxWait?: number;
+  // --- priorities (see priority.ts) ---
+  /**
+   * Higher goes first among the callers waiting on this limiter; FIFO within a priority. Any finite
+   * number (negative = after the default). Aging keeps low priorities moving: see the limiter's
+   * `priorityAging`. Between limiters of a `combine` domain, order is unchanged (see README "Priorities").
+   * @default 0
+   * @example
+   * ```ts
+   * await limiter.acquire(1, { priority: 10 }); // ahead of the default-priority callers queued now
+   * ```
+   */
+  priority?: number;
 }
 
 /**
@@ -106,6 +123,11 @@ export interface Limiter {
    * "Reservations that settle").
    */
   reserve?(permits?: Permits, options?: ReserveOptions): Promise<Reservation>;
+  // --- stats and events (see stats.ts): optional for a custom limiter; built-in limiters have them ---
+  /** A snapshot of the limiter's counters (see {@link LimiterStats}). */
+  stats?(): LimiterStats;
+  /** `grant`, `refuse`, `abort`, `pause` and `ratechange` events (see README "Stats and events"). */
+  readonly events?: EventTarget;
 }
 
 /**
@@ -124,6 +146,19 @@ export interface BaseLimiterOptions {
   maxQueue?: number;
   /** Default `maxWait` for every `acquire`/`schedule` call, in ms. @default Infinity */
   maxWait?: number;
+  // --- priorities (see priority.ts) ---
+  /**
+   * Aging, in ms per priority level: a request at the front of its priority level counts one level
+   * higher for every `priorityAging` ms it waits there, so a steady stream of higher priorities
+   * cannot starve it (under a saturating stream of priority 1, priority 0 still gets a grant every
+   * `priorityAging` ms). `Infinity` = strict priorities (lower ones may wait forever).
+   * @default 1000
+   * @example
+   * ```ts
+   * new SmoothLimiter({ limit: 10, priorityAging: 5000 });
+   * ```
+   */
+  priorityAging?: number;
 }
 
 /** Checks a `clock` option and falls back to {@link systemClock}. @internal */
@@ -193,6 +228,17 @@ export abstract class GatedLimiter implements Limiter {
     if (this.#countFrom !== "grant") this.#queue.countFrom = this.#countFrom;
     this.#slots = policies.some((p) => p.holdsUntilFinish === true);
     this.#queue.slots = this.#slots;
+    // --- stats: the limit of a single-policy limiter (live changes report through `noteRate`); a
+    // ConcurrencyLimiter's `limit` counts slots, not permits per interval: it has no rate ---
+    const { limit, interval } = options as { limit?: unknown; interval?: unknown };
+    if (policies.length === 1 && typeof limit === "number" && !this.#slots) {
+      this.#queue.rateLimit = limit;
+      this.#queue.rateInterval = typeof interval === "number" ? interval : LIMITER_DEFAULTS.interval;
+    }
+    // --- priorities ---
+    if (options.priorityAging !== undefined) {
+      this.#queue.aging = nonNegativeOrInfinity("priorityAging", options.priorityAging);
+    }
     const self = this;
     this[INTERNALS] = {
       policies,
@@ -227,6 +273,7 @@ export abstract class GatedLimiter implements Limiter {
     const opts = optionsObject("options", options);
     const signal = optionalSignal("signal", opts.signal);
     const maxWait = opts.maxWait === undefined ? this.#maxWait : nonNegativeOrInfinity("maxWait", opts.maxWait);
+    const priority = opts.priority === undefined ? 0 : checkPriority(opts.priority);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     const gate = this.#root();
     const now = gate.now();
@@ -243,17 +290,24 @@ export abstract class GatedLimiter implements Limiter {
     // Granted at once, a task starts now: only completion needs its permits held.
     const holdNow = countFrom === "completion";
     if (gate.tryTakeNow(this.#queue, permits, now, holdNow)) {
+      grantedAtOnce(this.#queue, permits);
       if (task === undefined) return RESOLVED;
-      return startTask(task, holdNow || this.#slots ? this.#releaser(permits, holdNow) : undefined);
+      return startTask(task, holdNow || this.#slots ? this.#releaser(permits, holdNow) : undefined, this.#queue);
     }
     if (maxWait !== Infinity) {
-      const wait = gate.predict(this.#queue, permits, now);
-      if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
+      const wait = gate.predict(this.#queue, permits, now, null, priority);
+      if (wait > maxWait) {
+        refused(this.#queue, permits, "maxWait", wait);
+        return Promise.reject(new MaxWaitExceededError(wait, maxWait));
+      }
     }
-    if (this.#queue.size >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
+    if (this.#queue.size >= this.#maxQueue) {
+      refused(this.#queue, permits, "maxQueue");
+      return Promise.reject(new QueueFullError(this.#maxQueue));
+    }
     // A held task's permits are stamped at its start, or released at its completion, by the gate
     // (see the queue's `countFrom`).
-    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, countFrom === "completion");
+    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, priority, arrivalOf(opts), countFrom === "completion");
   }
 
   /** Releases permits held until a task completes (`release`) and the concurrency slots it holds. */
@@ -270,7 +324,10 @@ export abstract class GatedLimiter implements Limiter {
     const gate = this.#root();
     const now = gate.now();
     gate.serveOverdue(now);
-    if (gate.tryTakeNow(this.#queue, permits, now, false)) return 0;
+    if (gate.tryTakeNow(this.#queue, permits, now, false)) {
+      grantedAtOnce(this.#queue, permits);
+      return 0;
+    }
     return gate.predict(this.#queue, permits, now);
   }
 
@@ -283,19 +340,63 @@ export abstract class GatedLimiter implements Limiter {
     return this.#acquire(permits, options, task) as Promise<T>;
   }
 
-  /** Grants nothing for `ms` (see {@link Limiter.pause}). */
-  pause(ms: number): void {
+  /**
+   * Grants nothing for `ms` (see {@link Limiter.pause}); `reason` goes to the `pause` event.
+   * @example
+   * ```ts
+   * limiter.pause(5000, "429");
+   * ```
+   */
+  pause(ms: number, reason?: string): void {
     nonNegativeFinite("ms", ms);
+    if (reason !== undefined && typeof reason !== "string") {
+      throw new TypeError(`\`reason\` must be a string, got ${describeValue(reason)}`);
+    }
     if (ms === 0) return;
-    this.#root().pause(this[INTERNALS].policies, ms);
+    const policies = this[INTERNALS].policies;
+    const until = this.#root().pause(policies, ms);
+    // --- stats and events ---
+    notePause(policies, until);
+    const events = this.#queue.events;
+    if (events !== null && events.listens("pause")) {
+      events.emit("pause", reason === undefined ? { ms, until } : { ms, until, reason });
+    }
+  }
+
+  // --- stats and events (see stats.ts, events.ts) ---
+
+  /**
+   * A snapshot of this limiter's counters: callers queued, tasks in flight, grants, refusals and
+   * aborts since creation, the pause in force, the current limit. Counts the requests made on this
+   * limiter object (a combination counts its own, not its members').
+   * @example
+   * ```ts
+   * const { queued, granted, refused } = limiter.stats();
+   * ```
+   */
+  stats(): LimiterStats {
+    return snapshot(this.#queue, this.#root().now());
   }
 
   /**
-   * True when nothing is queued and the limiter's state is indistinguishable from a fresh one's, so
-   * forgetting it (e.g. evicting an idle key) cannot let more through than the limit allows.
+   * Events of this limiter (`grant`, `refuse`, `abort`, `pause`, `ratechange`), as `CustomEvent`s
+   * whose `detail` says what happened; nothing is made while a type has no listener.
+   * @example
+   * ```ts
+   * limiter.events.addEventListener("refuse", (e) => console.warn((e as CustomEvent).detail.reason));
+   * ```
+   */
+  get events(): LimiterEvents {
+    return eventsOf(this.#queue, () => this.#root().now());
+  }
+
+  /**
+   * True when nothing is queued or in flight (no task running, no reservation open) and the limiter's
+   * state is indistinguishable from a fresh one's, so forgetting it (e.g. evicting an idle key) cannot
+   * let more through than the limit allows, nor lose a settle or an `inFlight` count.
    */
   isIdle(): boolean {
-    if (this.#queue.size > 0 || this.#queue.openReservations > 0) return false;
+    if (this.#queue.size > 0 || this.#queue.inFlight > 0) return false;
     const now = this.#root().now();
     return this[INTERNALS].policies.every((p) => p.isAtRest(now));
   }

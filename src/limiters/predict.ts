@@ -5,6 +5,7 @@
  * @module
  */
 import type { Policy } from "./policy.ts";
+import { ranksBefore } from "./priority.ts";
 import { amountAt, newEpoch, type ScanQueue, scanQueues } from "./scan.ts";
 import type { Waiter, WaitQueue } from "./waiter.ts";
 
@@ -36,6 +37,103 @@ export class ProbeQueue implements ScanQueue {
   headHolds(): boolean {
     return false; // a prediction assumes work completes at once: a lower bound
   }
+}
+
+/** One priority level of a {@link LevelledProbe}: its real waiters, then maybe the probe. */
+interface ProbeLevel {
+  readonly priority: number;
+  cursor: Waiter | null;
+  probe: number;
+  since: number;
+}
+
+/**
+ * A queue with priorities seen by a prediction: each level walks its real waiters without copying
+ * (the probe at the end of its own level), and the front is chosen by rank as the real queue does
+ * (see `priority.ts`), with each level's `since` moved to the simulated grant time.
+ *
+ * @example
+ * ```ts
+ * const probe = new LevelledProbe(copies, queue, 1, 5, now); // 1 permit at priority 5, asked now
+ * ```
+ */
+export class LevelledProbe implements ScanQueue {
+  readonly policies: readonly Policy[];
+  readonly #aging: number;
+  readonly #levels: ProbeLevel[] = [];
+  readonly #probeAmounts: readonly number[] | null;
+  /** Set by the simulation before each pass: the time a grant happens at. */
+  now: number;
+
+  constructor(
+    policies: readonly Policy[],
+    queue: WaitQueue,
+    probe: number,
+    priority: number,
+    now: number,
+    probeAmounts: readonly number[] | null = null,
+  ) {
+    this.policies = policies;
+    this.#probeAmounts = probeAmounts;
+    this.#aging = queue.aging;
+    this.now = now;
+    const levels = this.#levels;
+    levels.push({ priority: 0, cursor: queue.head, probe: 0, since: queue.since });
+    for (const level of queue.levels ?? []) levels.push({ priority: level.priority, cursor: level.head, probe: 0, since: level.since });
+    if (probe > 0) {
+      let level = levels.find((l) => l.priority === priority);
+      if (level === undefined) levels.push((level = { priority, cursor: null, probe: 0, since: now }));
+      else if (level.cursor === null) level.since = now;
+      level.probe = probe;
+    }
+  }
+
+  #front(): ProbeLevel | undefined {
+    let best: ProbeLevel | undefined;
+    for (const level of this.#levels) {
+      if (level.cursor === null && level.probe === 0) continue;
+      if (best === undefined || ranksBefore(level.since, level.priority, seqOf(level), best.since, best.priority, seqOf(best), this.#aging)) {
+        best = level;
+      }
+    }
+    return best;
+  }
+
+  isEmpty(): boolean {
+    return this.#front() === undefined;
+  }
+  headSeq(): number {
+    let seq = Infinity;
+    for (const level of this.#levels) seq = Math.min(seq, seqOf(level));
+    return seq;
+  }
+  headPermits(): number {
+    const level = this.#front()!;
+    return level.cursor === null ? level.probe : level.cursor.permits;
+  }
+  headAmounts(): readonly number[] | null {
+    const level = this.#front()!;
+    return level.cursor === null ? this.#probeAmounts : level.cursor.amounts();
+  }
+  headHolds(): boolean {
+    return false;
+  }
+
+  /** Grants the front at `this.now`; true when it was the probe. */
+  grant(): boolean {
+    const level = this.#front()!;
+    level.since = this.now;
+    if (level.cursor !== null) {
+      level.cursor = level.cursor.next;
+      return false;
+    }
+    level.probe = 0;
+    return true;
+  }
+}
+
+function seqOf(level: ProbeLevel): number {
+  return level.cursor === null ? Infinity : level.cursor.seq;
 }
 
 /**
@@ -111,6 +209,7 @@ export function simulate(
   permits: number,
   now: number,
   amounts: readonly number[] | null = null,
+  priority = 0,
 ): number {
   const policies = queue.policies;
   const copies = new Map<Policy, Policy>();
@@ -119,17 +218,29 @@ export function simulate(
     if (c === undefined) copies.set(p, (c = p.clone(now)));
     return c;
   };
-  const queues: ProbeQueue[] = [];
-  let target: ProbeQueue | undefined;
+  const queues: Array<ProbeQueue | LevelledProbe> = [];
+  const levelled: LevelledProbe[] = [];
+  let target: ProbeQueue | LevelledProbe | undefined;
+  const probeOf = (q: WaitQueue, probe: number): ProbeQueue | LevelledProbe => {
+    const own = probe === 0 ? null : amounts;
+    if (q.levels === null && (probe === 0 || priority === 0)) return new ProbeQueue(q.policies.map(copy), q.head, probe, own);
+    const p = new LevelledProbe(q.policies.map(copy), q, probe, priority, now, own);
+    levelled.push(p);
+    return p;
+  };
   for (const q of active) {
-    const probe = new ProbeQueue(q.policies.map(copy), q.head, q === queue ? permits : 0, q === queue ? amounts : null);
+    const probe = probeOf(q, q === queue ? permits : 0);
     if (q === queue) target = probe;
     queues.push(probe);
   }
-  if (target === undefined) queues.push((target = new ProbeQueue(policies.map(copy), null, permits, amounts)));
+  if (target === undefined) queues.push((target = probeOf(queue, permits)));
   let t = now;
   let granted = false;
   const onGrant = (q: ScanQueue): void => {
+    if (q instanceof LevelledProbe) {
+      if (q.grant()) granted = q === target;
+      return;
+    }
     const p = q as ProbeQueue;
     if (p.cursor !== null) p.cursor = p.cursor.next;
     else {
@@ -139,6 +250,7 @@ export function simulate(
   };
   // Each step grants at least the first stopped waiter (nothing ahead of it changes), so this ends.
   for (;;) {
+    for (const p of levelled) p.now = t;
     const wake = scanQueues(queues, t, newEpoch(), onGrant, new Map());
     if (granted) return t - now;
     if (wake === Infinity) return Infinity;

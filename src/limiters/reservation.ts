@@ -21,18 +21,20 @@ import type { Gate } from "./gate.ts";
 import type { AcquireOptions } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
 import { amountAt } from "./scan.ts";
-import { Waiter, type WaitQueue } from "./waiter.ts";
+import { checkPriority } from "./priority.ts";
+import { addInFlight, grantedAtOnce, refused } from "./stats.ts";
+import { arrivalOf, Waiter, type WaitQueue } from "./waiter.ts";
 import { abortReason } from "./signals.ts";
 import { MaxWaitExceededError, QueueFullError } from "../errors.ts";
 import { checkPermits, describeValue, nonNegativeInteger, nonNegativeOrInfinity, optionalSignal, optionsObject } from "../validate.ts";
 
 /**
- * Options for one `reserve` call: those of `acquire` (`signal`, `maxWait` — predicted exactly — and
- * whatever later options `acquire` gains, such as a priority).
+ * Options for one `reserve` call: those of `acquire` (`signal`, `maxWait` — predicted exactly —
+ * and `priority`, ordering it among the limiter's waiters as it orders `acquire` callers).
  *
  * @example
  * ```ts
- * const r = await limiter.reserve({ requests: 1, tokens: 4000 }, { maxWait: 10_000 });
+ * const r = await limiter.reserve({ requests: 1, tokens: 4000 }, { maxWait: 10_000, priority: 1 });
  * ```
  */
 export interface ReserveOptions extends AcquireOptions {}
@@ -101,7 +103,7 @@ class ReserveWaiter extends Waiter {
  * later settle — debt above all — lands on the limiter that callers of the key still use.
  */
 const dropped = new FinalizationRegistry<WaitQueue>((queue) => {
-  queue.openReservations--;
+  addInFlight(queue, -1);
 });
 
 /** Each policy's mark (see `Policy.mark`), plus `add` times its amount (marks read before a take). */
@@ -139,7 +141,7 @@ export class Reservation {
 
   /** @internal made by the limiter at the grant. */
   constructor(ask: Ask, grantedAt: number, marks: readonly number[]) {
-    ask.context.queue.openReservations++;
+    addInFlight(ask.context.queue, +1); // open: in flight until settled (see `stats().inFlight`)
     dropped.register(this, ask.context.queue, this);
     this.#ask = ask;
     this.grantedAt = grantedAt;
@@ -198,7 +200,7 @@ export class Reservation {
     if (this.#settled) return false;
     this.#settled = true;
     const context = this.#ask.context;
-    context.queue.openReservations--;
+    addInFlight(context.queue, -1);
     dropped.unregister(this);
     const gate = context.gate();
     const now = gate.now();
@@ -274,19 +276,28 @@ export function reserveOn(context: ReserveContext, permits: unknown, options: Re
   const opts = optionsObject("options", options);
   const signal = optionalSignal("signal", opts.signal);
   const maxWait = opts.maxWait === undefined ? context.maxWait : nonNegativeOrInfinity("maxWait", opts.maxWait);
+  const priority = opts.priority === undefined ? 0 : checkPriority(opts.priority);
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   const gate = context.gate();
   const now = gate.now();
   gate.serveOverdue(now);
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   const marks = marksOf(ask, 1);
-  if (gate.tryTakeNow(context.queue, ask.permits, now, false, ask.amounts)) {
+  const queue = context.queue;
+  if (gate.tryTakeNow(queue, ask.permits, now, false, ask.amounts)) {
+    grantedAtOnce(queue, ask.permits);
     return Promise.resolve(new Reservation(ask, now, marks));
   }
   if (maxWait !== Infinity) {
-    const wait = gate.predict(context.queue, ask.permits, now, ask.amounts);
-    if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
+    const wait = gate.predict(queue, ask.permits, now, ask.amounts, priority);
+    if (wait > maxWait) {
+      refused(queue, ask.permits, "maxWait", wait);
+      return Promise.reject(new MaxWaitExceededError(wait, maxWait));
+    }
   }
-  if (context.queue.size >= context.maxQueue) return Promise.reject(new QueueFullError(context.maxQueue));
-  return gate.enqueueWaiter(new ReserveWaiter(ask), now, signal) as unknown as Promise<Reservation>;
+  if (queue.size >= context.maxQueue) {
+    refused(queue, ask.permits, "maxQueue");
+    return Promise.reject(new QueueFullError(context.maxQueue));
+  }
+  return gate.enqueueWaiter(new ReserveWaiter(ask), now, signal, priority, arrivalOf(opts)) as unknown as Promise<Reservation>;
 }

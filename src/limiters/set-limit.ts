@@ -5,11 +5,14 @@
  * Queued callers took nothing (a reservation is a rule for others, not a take), so re-timing them is
  * one fresh scan of the domain under the new numbers: the timer is re-armed for the new earliest
  * time and every cached prediction is dropped (the scan drops the tail cache). Callers that were
- * already due under the old limit are granted first, under the limit they were due under.
+ * already due under the old limit are granted first, under the limit they were due under. The
+ * change shows in `stats().rate` and fires `ratechange` (reason "setLimit") before that scan.
  *
  * @module
  */
 import { INTERNALS, type GatedLimiter } from "./limiter.ts";
+import { noteRate } from "./stats.ts";
+import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 import type { Policy } from "./policy.ts";
 
 /**
@@ -35,6 +38,28 @@ export interface AdjustablePolicy extends Policy {
   setLimit(limit: number, interval: number, now: number): void;
 }
 
+/** The reason the next `applyLimit` reports in its `ratechange` event (see {@link withRateReason}). */
+let reasonOverride: string | undefined;
+
+/**
+ * Runs `change` (a `setLimit` call) so that its `ratechange` event carries `reason` instead of
+ * "setLimit": how `AdaptiveLimiter` reports why its rate moved. Synchronous, so no other change interleaves.
+ * @internal
+ * @example
+ * ```ts
+ * withRateReason("throttled", () => inner.setLimit({ limit: 5 }));
+ * ```
+ */
+export function withRateReason(reason: string, change: () => void): void {
+  const outer = reasonOverride;
+  reasonOverride = reason;
+  try {
+    change();
+  } finally {
+    reasonOverride = outer;
+  }
+}
+
 /**
  * Applies a validated change to `policy` (a policy of `limiter`) at the gate's current time, then
  * rescans the domain so queued callers are re-timed.
@@ -49,7 +74,7 @@ export function applyLimit(limiter: GatedLimiter, policy: AdjustablePolicy, limi
   if (countsPermits) {
     for (const queue of gate.active) {
       if (!queue.policies.includes(policy)) continue;
-      for (let w = queue.head; w !== null; w = w.next) {
+      for (const w of queue.waiters()) { // every priority level
         if (w.permits > limit) {
           throw new RangeError(`\`limit\` must be at least the largest queued request (${w.permits} permits), got ${limit}`);
         }
@@ -57,5 +82,28 @@ export function applyLimit(limiter: GatedLimiter, policy: AdjustablePolicy, limi
     }
   }
   policy.setLimit(limit, interval, now);
+  // Before the rescan: listeners hear of the new rate before the grants it allows.
+  noteRate(limiter[INTERNALS].queue, { limit, interval }, reasonOverride ?? "setLimit");
   gate.scan(now);
+}
+
+/**
+ * `setLimit` of a limiter whose limit is a whole number of permits per window (window, fixed window,
+ * sliding counter): reads the options like the constructor does, `interval` defaulting to the
+ * current one, and applies them.
+ *
+ * @example
+ * ```ts
+ * setWindowLimit(this, this.#policy, { limit: 50 });
+ * ```
+ */
+export function setWindowLimit(
+  limiter: GatedLimiter,
+  policy: AdjustablePolicy & { readonly interval: number },
+  options: SetLimitOptions,
+): void {
+  const o = optionsObject("options", options);
+  const limit = positiveInteger("limit", o.limit);
+  const interval = o.interval === undefined ? policy.interval : timeInterval("interval", o.interval);
+  applyLimit(limiter, policy, limit, interval, true);
 }

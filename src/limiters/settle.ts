@@ -5,22 +5,41 @@
  * @module
  */
 import type { Gate } from "./gate.ts";
-import { CompletionTaskWaiter, type Task, TaskWaiter, type Waiter } from "./waiter.ts";
+import { announceGrant } from "./stats.ts";
+import { CompletionTaskWaiter, type Task, TaskWaiter, type Waiter, type WaitQueue } from "./waiter.ts";
 
 /**
  * Runs a task now: its result, or its synchronous throw as a rejection, becomes the returned
  * promise; `onDone` runs once the result settles.
  */
-function runTask(task: Task, onDone: (() => void) | undefined): Promise<unknown> {
+function runTask(task: Task, onDone: (() => void) | undefined, queue: WaitQueue): Promise<unknown> {
+  // In flight from its grant (now) to its settling: see `stats().inFlight`.
+  queue.inFlight++;
   let result: unknown;
   try {
     result = task();
   } catch (error) {
+    queue.inFlight--;
     onDone?.();
     return Promise.reject(error);
   }
   const promise = Promise.resolve(result);
-  if (onDone !== undefined) promise.then(onDone, onDone);
+  // A synchronous result has settled already: no reaction to wait for (the common fast path).
+  const thenable = result instanceof Promise ||
+    (result !== null && (typeof result === "object" || typeof result === "function") &&
+      typeof (result as { then?: unknown }).then === "function");
+  if (!thenable) queue.inFlight--;
+  const done = thenable ? (queue.taskDone ??= () => void queue.inFlight--) : undefined;
+  if (onDone === undefined) {
+    if (done !== undefined) promise.then(done, done);
+  } else if (done === undefined) promise.then(onDone, onDone);
+  else {
+    const both = (): void => {
+      done();
+      onDone();
+    };
+    promise.then(both, both);
+  }
   return promise;
 }
 
@@ -68,10 +87,10 @@ export const stamped = new Set<Gate>();
  * Starts a task granted at once. Outside a grant pass it runs synchronously, at its grant; inside one
  * (a task scheduling another), it runs after the tasks granted before it.
  */
-export function startTask(task: Task, onDone: (() => void) | undefined): Promise<unknown> {
-  if (!draining) return runTask(task, onDone);
+export function startTask(task: Task, onDone: (() => void) | undefined, queue: WaitQueue): Promise<unknown> {
+  if (!draining) return runTask(task, onDone, queue);
   return new Promise((resolve) => {
-    settling.push(() => resolve(runTask(task, onDone)));
+    settling.push(() => resolve(runTask(task, onDone, queue)));
   });
 }
 
@@ -89,9 +108,12 @@ function settle(waiter: Waiter, granter: Gate): void {
       if (queue.slots) onDone = () => gate.root().finish(queue.policies, waiter.permits, release);
       else if (release) onDone = () => gate.root().release(queue.policies, waiter.permits);
     }
-    waiter.resolve(runTask(waiter.task, onDone) as PromiseLike<void>);
+    announceGrant(waiter);
+    waiter.resolve(runTask(waiter.task, onDone, waiter.queue) as PromiseLike<void>);
+  } else {
+    announceGrant(waiter);
+    waiter.resolve(waiter.result() as PromiseLike<void> | undefined);
   }
-  else waiter.resolve(waiter.result() as PromiseLike<void> | undefined);
 }
 
 export const RESOLVED: Promise<void> = Promise.resolve();

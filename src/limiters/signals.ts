@@ -34,9 +34,11 @@ function abortAll(signal: AbortSignal, waiters: Set<Waiter>): void {
   watches.delete(signal);
   const reason = abortReason(signal);
   const gates = new Set<Gate>();
+  let announce: Array<() => void> | undefined;
   for (const waiter of waiters) {
     const gate = waiter.queue.gate!;
-    gate.detach(waiter);
+    const event = gate.detach(waiter);
+    if (event !== undefined) (announce ??= []).push(event);
     gates.add(gate);
     waiter.signal = undefined;
     waiter.resolve(Promise.reject(reason));
@@ -44,6 +46,8 @@ function abortAll(signal: AbortSignal, waiters: Set<Waiter>): void {
   waiters.clear();
   // The aborted waiters may have held places that others were queued behind.
   for (const gate of gates) gate.scan();
+  // Listeners hear of the aborts once the gates are consistent again.
+  if (announce !== undefined) for (const event of announce) event();
 }
 
 /** Stops watching a granted waiter's signal. */

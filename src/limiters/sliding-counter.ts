@@ -18,7 +18,7 @@
  */
 import { CLOCK_ORIGIN, windowIndex, windowStart } from "./aligned-windows.ts";
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
-import { type AdjustablePolicy, applyLimit, type SetLimitOptions } from "./set-limit.ts";
+import { type AdjustablePolicy, type SetLimitOptions, setWindowLimit } from "./set-limit.ts";
 import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /** Absorbs float rounding at the exact instant the estimate reaches the limit (far below one permit). */
@@ -196,9 +196,6 @@ export class SlidingCounterLimiter extends GatedLimiter {
    * ```
    */
   setLimit(options: SetLimitOptions): void {
-    const o = optionsObject("options", options);
-    const limit = positiveInteger("limit", o.limit);
-    const interval = o.interval === undefined ? this.#policy.interval : timeInterval("interval", o.interval);
-    applyLimit(this, this.#policy, limit, interval, true);
+    setWindowLimit(this, this.#policy, options);
   }
 }

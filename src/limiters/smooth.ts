@@ -153,11 +153,22 @@ export class SmoothPolicy implements AdjustablePolicy {
       : [t, since - this.#burst];
     const floor = floorAnchor + (floorCount * this.#interval) / this.#limit;
     const next = this.nextFree();
-    if (next + (delta * this.#interval) / this.#limit >= floor) this.#count += delta;
+    const clamped = next + (delta * this.#interval) / this.#limit < floor;
+    if (!clamped) this.#count += delta;
     else if (floor < next) {
       this.#anchor = floorAnchor;
       this.#count = floorCount;
     }
+    // Keep what `setLimit` re-prices as-if too. The last grant itself refunded: it was that much
+    // smaller, paid from the same point — or, clamped, written off by idle time or a pause (as
+    // `pause` does). An earlier grant refunded: the last keeps its permits, paid from where
+    // `nextFree` now puts it.
+    if (since === 0) {
+      if (clamped) {
+        this.#lastFrom = this.nextFree();
+        this.#lastPermits = 0;
+      } else this.#lastPermits += delta;
+    } else this.#lastFrom = this.nextFree() - (this.#lastPermits * this.#interval) / this.#limit;
   }
 
   pause(until: number): void {

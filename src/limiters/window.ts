@@ -27,7 +27,7 @@
  * @module
  */
 import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
-import { type AdjustablePolicy, applyLimit, type SetLimitOptions } from "./set-limit.ts";
+import { type AdjustablePolicy, type SetLimitOptions, setWindowLimit } from "./set-limit.ts";
 import { describeValue, optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /**
@@ -314,9 +314,6 @@ export class WindowLimiter extends GatedLimiter {
    * ```
    */
   setLimit(options: SetLimitOptions): void {
-    const o = optionsObject("options", options);
-    const limit = positiveInteger("limit", o.limit);
-    const interval = o.interval === undefined ? this.#policy.interval : timeInterval("interval", o.interval);
-    applyLimit(this, this.#policy, limit, interval, true);
+    setWindowLimit(this, this.#policy, options);
   }
 }

@@ -9,6 +9,7 @@ import "./smooth.cases.ts";
 import "./fixed-sliding.cases.ts";
 import "./combine.cases.ts";
 import "./reserve.cases.ts";
+import "./priority-stats.cases.ts";
 import "./waiting.cases.ts";
 import "./api.cases.ts";
 import "./fetch.cases.ts";

@@ -15,6 +15,7 @@ const rows = [...table.matchAll(/^\| (`[^|]+) \| ([^|]+) \|/gm)]
 /** Where each documented default lives in DEFAULTS. */
 const defaults: Record<string, unknown> = {
   permits: DEFAULTS.permits,
+  slotTimeout: DEFAULTS.slotTimeout,
   timeout: DEFAULTS.timeout,
   totalTimeout: DEFAULTS.totalTimeout,
   "retry.limit": DEFAULTS.retry.limit,

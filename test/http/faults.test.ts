@@ -169,12 +169,17 @@ describe("a 503 storm", () => {
   });
 
   test("503 with Retry-After is a throttle: the shared pause, not the budget, governs it", async () => {
-    server = await startServer((_req, res) => {
-      if (server!.arrivals.length <= 20) respond(res, 503, { "retry-after-ms": "20" }, "busy");
-      else respond(res, 200, {}, "ok");
+    // Every caller's first attempt is refused (a retry keeps its caller's place in the queue, so
+    // "the first 20 arrivals" would be one caller's attempts when the limiter spaces them).
+    const seen = new Set<string>();
+    server = await startServer((req, res) => {
+      if (!seen.has(req.url!)) {
+        seen.add(req.url!);
+        respond(res, 503, { "retry-after-ms": "20" }, "busy");
+      } else respond(res, 200, {}, "ok");
     });
     const api = fast({ retry: { limit: 3, budget: { ratio: 0, reserve: 0 } } });
-    const responses = await Promise.all(Array.from({ length: 20 }, () => api(`${server!.url}/busy`)));
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => api(`${server!.url}/busy/${i}`)));
     expect(responses.every((r) => r.status === 200)).toBe(true);
     await Promise.all(responses.map((r) => r.text()));
   });

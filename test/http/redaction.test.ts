@@ -157,3 +157,16 @@ test("property: the undici interceptor passes on a dispatcher's error without th
   );
   expect(failed).toBe(100);
 });
+
+test("scrubError scrubs a cause and an AggregateError's errors, and survives a cause getter that throws", async () => {
+  const { scrubError } = await import("../../src/http/redact.ts");
+  const inner = new Error("GET https://api.example.com/v1/items?key=SECRET1 failed");
+  const aggregate = new AggregateError([new Error("x SECRET2")], "many", { cause: inner });
+  scrubError(aggregate, ["SECRET2"]);
+  expect(inner.message).toBe("GET https://api.example.com/v1/items failed");
+  expect((aggregate.errors[0] as Error).message).toBe("x …");
+  const hostile = new Error("fetch https://api.example.com/a?key=SECRET3");
+  Object.defineProperty(hostile, "cause", { get() { throw new Error("no"); } });
+  expect(scrubError(hostile, [])).toBe(hostile);
+  expect(hostile.message).toBe("fetch https://api.example.com/a");
+});

@@ -163,12 +163,13 @@ describe("one 429 slows everyone", () => {
     const results = ["a", "b", "c"].map((name) => track(clock, api(`${URL_A}/${name}`)));
     await clock.runAll();
     expect(results.every((r) => (r.value as Response).ok)).toBe(true);
-    // a at 0 gets 429 (at t=0); b and c were queued (100 ms apart) and hold until 3000; a retries behind them.
+    // a at 0 gets 429 (at t=0); b and c were queued (100 ms apart) and hold until 3000; a's retry
+    // keeps a's place, ahead of them (README "A retry keeps its place").
     expect(stub.calls.map((c) => [c.at, new URL(c.url).pathname])).toEqual([
       [0, "/items/a"],
-      [3000, "/items/b"],
-      [3100, "/items/c"],
-      [3200, "/items/a"],
+      [3000, "/items/a"],
+      [3100, "/items/b"],
+      [3200, "/items/c"],
     ]);
   });
 

@@ -16,6 +16,8 @@ export interface RequestSpec {
   permits: number;
   /** Abort time (a half-integer, so it never ties with a grant), or undefined. */
   abortAt?: number;
+  /** Higher first within its limiter (default 0). */
+  priority?: number;
 }
 
 export interface Outcome {
@@ -41,7 +43,8 @@ export function allowed(spec: PolicySpec, log: Grant[], permits: number, t: numb
   }
 }
 
-function smoothNextFree(spec: Extract<PolicySpec, { kind: "smooth" }>, log: Grant[]): number {
+/** A smooth policy's next free instant after the grants of `log` (in time order), from full at 0. */
+export function smoothNextFree(spec: Extract<PolicySpec, { kind: "smooth" }>, log: Grant[]): number {
   const T = spec.interval / spec.limit;
   let next = -spec.burst * T; // starts full at t=0
   for (const g of log) next = Math.max(next, g.at - spec.burst * T) + g.permits * T;
@@ -79,24 +82,84 @@ export function earliestAllowed(spec: PolicySpec, log: Grant[], permits: number,
  * time among those it would delay (backfilling: later requests use what the earlier ones do not need
  * in time).
  */
-export function simulate(policies: PolicySpec[], queues: number[][], requests: RequestSpec[], horizon: number): Outcome[] {
+export function simulate(
+  policies: PolicySpec[],
+  queues: number[][],
+  requests: RequestSpec[],
+  horizon: number,
+  aging = 1000,
+): Outcome[] {
   const logs: Grant[][] = policies.map(() => []);
   const outcomes: Outcome[] = requests.map(() => ({}));
   const order = requests.map((_, i) => i).sort((a, b) => requests[a]!.arrival - requests[b]!.arrival || a - b);
+  const position = new Map(order.map((i, k) => [i, k]));
+  const left: number[] = []; // per request: when it was granted or aborted
+  const prio = (i: number) => requests[i]!.priority ?? 0;
+  /**
+   * Priorities: the front of a limiter is, among the first pending request of each priority, the one
+   * with the lowest `since − priority × aging` (older on a tie), where `since` is when it reached the
+   * front of its priority (arrived, or its predecessor of that priority left). Strict order when
+   * aging = ∞.
+   */
+  const frontOf = (q: number, t: number): number => {
+    const heads = new Map<number, number>();
+    for (const i of order) {
+      const r = requests[i]!;
+      const o = outcomes[i]!;
+      if (r.queue !== q || !visible(i, t) || o.grantedAt !== undefined || o.aborted) continue;
+      if (!heads.has(prio(i))) heads.set(prio(i), i);
+    }
+    const sinceOf = (i: number): number => {
+      const r = requests[i]!;
+      let since = r.arrival;
+      for (const j of order) {
+        if (position.get(j)! >= position.get(i)!) break;
+        if (requests[j]!.queue === q && prio(j) === prio(i)) since = Math.max(since, left[j]!);
+      }
+      return since;
+    };
+    let best = -1;
+    for (const i of heads.values()) {
+      if (best === -1) {
+        best = i;
+        continue;
+      }
+      const [a, b] = [i, best];
+      let before: boolean;
+      if (aging === Infinity) before = prio(a) !== prio(b) ? prio(a) > prio(b) : position.get(a)! < position.get(b)!;
+      else {
+        const ra = sinceOf(a) - prio(a) * aging;
+        const rb = sinceOf(b) - prio(b) * aging;
+        before = ra !== rb ? ra < rb : position.get(a)! < position.get(b)!;
+      }
+      if (before) best = i;
+    }
+    return best;
+  };
   let t = 0;
-  while (t <= horizon) {
-    // Grants due at t go before arrivals at t are considered (they are the same pass here anyway).
+  /**
+   * Requests that have arrived by the pass: those before t, and those at t up to `limit` (in arrival
+   * order). Grants due at t go before the arrivals at t, which come one by one, each with its pass —
+   * as a newcomer at t is considered after the waiters already due (with priorities, the order shows).
+   */
+  let limit = Infinity;
+  const visible = (i: number, t: number) => requests[i]!.arrival < t || (requests[i]!.arrival === t && position.get(i)! < limit);
+  const pass = (): void => {
     for (;;) {
       let grantedAny = false;
       const reservations: Array<{ policies: number[]; permits: number; by: number }> = [];
       const queueBusy = new Set<number>();
-      for (const i of order) {
+      for (const oldest of order) {
+        const q = requests[oldest]!;
+        const qo = outcomes[oldest]!;
+        if (!visible(oldest, t) || qo.grantedAt !== undefined || qo.aborted) continue;
+        // FIFO within a limiter (and priority): a request behind another on the same limiter waits for
+        // it. The limiter's place in the pass is its oldest pending request's; its front goes there.
+        if (queueBusy.has(q.queue)) continue;
+        queueBusy.add(q.queue);
+        const i = frontOf(q.queue, t);
         const r = requests[i]!;
         const o = outcomes[i]!;
-        if (r.arrival > t || o.grantedAt !== undefined || o.aborted) continue;
-        // FIFO within a limiter: a request behind another on the same limiter waits for it.
-        if (queueBusy.has(r.queue)) continue;
-        queueBusy.add(r.queue);
         const ps = queues[r.queue]!;
         const allowedNow = ps.every((p) => allowed(policies[p]!, logs[p]!, r.permits, t));
         const delayed = reservations.filter((res) =>
@@ -108,6 +171,7 @@ export function simulate(policies: PolicySpec[], queues: number[][], requests: R
         if (allowedNow && delayed.length === 0) {
           for (const p of ps) logs[p]!.push({ at: t, permits: r.permits });
           o.grantedAt = t;
+          left[i] = t;
           grantedAny = true;
           break; // restart the pass: the naive way, from the first pending request
         }
@@ -119,6 +183,16 @@ export function simulate(policies: PolicySpec[], queues: number[][], requests: R
       }
       if (!grantedAny) break;
     }
+  };
+  while (t <= horizon) {
+    const arriving = order.filter((i) => requests[i]!.arrival === t);
+    limit = arriving.length === 0 ? Infinity : position.get(arriving[0]!)!;
+    pass();
+    for (const i of arriving) {
+      limit = position.get(i)! + 1;
+      pass();
+    }
+    limit = Infinity;
     // Next event: an arrival, an abort, or a policy change.
     const candidates: number[] = [];
     for (const [i, r] of requests.entries()) {
@@ -133,7 +207,10 @@ export function simulate(policies: PolicySpec[], queues: number[][], requests: R
     t = next;
     for (const [i, r] of requests.entries()) {
       const o = outcomes[i]!;
-      if (r.abortAt === t && o.grantedAt === undefined && r.arrival <= t) o.aborted = true;
+      if (r.abortAt === t && o.grantedAt === undefined && r.arrival <= t) {
+        o.aborted = true;
+        left[i] = t;
+      }
     }
   }
   return outcomes;

@@ -4,8 +4,9 @@
  * reservations never settled. Grant times must be equal to the ms, and a strict window must hold for
  * what was actually used whenever nobody used more than reserved.
  *
- * Smooth limiters are covered by step tables (`reservation.test.ts`) instead: a refund there is
- * bounded by what the grants made since may have used, which a log replay does not model.
+ * Smooth limiters are not compared schedule to schedule (a refund there is bounded by what the
+ * grants made since may have used, so it may grant later than the model): their real history is
+ * replayed in the as-if model instead (last describe), besides the step tables of `reservation.test.ts`.
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
@@ -19,7 +20,7 @@ import {
   WindowLimiter,
 } from "../../src/index.ts";
 import { Reach } from "../reach.ts";
-import type { PolicySpec } from "./reference-model.ts";
+import { type Grant, type PolicySpec, smoothNextFree } from "./reference-model.ts";
 import { type ReserveOutcome, type ReserveSpec, simulateReservations } from "./reservation-model.ts";
 
 const HORIZON = 60_000;
@@ -95,6 +96,8 @@ function makeLimiter(spec: PolicySpec, clock: ManualClock): GatedLimiter {
 interface Run {
   outcomes: ReserveOutcome[];
   settledAt: Array<number | undefined>;
+  /** Grants and settles (request indices) in the order the limiters saw them. */
+  events: Array<{ kind: "grant" | "settle"; i: number }>;
 }
 
 /** Runs a scenario on the real limiters, stepping from event to event in the model's order. */
@@ -106,6 +109,7 @@ async function runReal(s: Scenario): Promise<Run> {
   );
   const outcomes: ReserveOutcome[] = s.requests.map(() => ({}));
   const settledAt: Array<number | undefined> = s.requests.map(() => undefined);
+  const events: Run["events"] = [];
   const pending: Array<{ at: number; i: number; r: Reservation }> = [];
   const order = s.requests.map((_, i) => i).sort((a, b) => s.requests[a]!.arrival - s.requests[b]!.arrival || a - b);
   const done: Promise<void>[] = [];
@@ -126,6 +130,7 @@ async function runReal(s: Scenario): Promise<Run> {
       const q = s.queues[spec.queue]!;
       const actual = spec.settle!.actual;
       settledAt[p.i] = t;
+      events.push({ kind: "settle", i: p.i });
       if (actual === "cancel") expect(p.r.cancel()).toBe(true);
       else if (q.length === 1) expect(p.r.settle(actual[0]!)).toBe(true);
       else expect(p.r.settle(Object.fromEntries(q.map((pi, k) => [`d${pi}`, actual[k]!])))).toBe(true);
@@ -141,6 +146,7 @@ async function runReal(s: Scenario): Promise<Run> {
       done.push(limiters[r.queue]!.reserve(asked, { signal: controller.signal }).then(
         (reservation) => {
           outcomes[i]!.grantedAt = clock.now();
+          events.push({ kind: "grant", i });
           expect(reservation.grantedAt).toBe(clock.now());
           if (r.settle !== undefined) pending.push({ at: clock.now() + r.settle.after, i, r: reservation });
         },
@@ -151,7 +157,7 @@ async function runReal(s: Scenario): Promise<Run> {
   }
   await Promise.all(done);
   expect(clock.pendingTimers).toBe(0);
-  return { outcomes, settledAt };
+  return { outcomes, settledAt, events };
 }
 
 describe("reservations against the naive model (random refunds, debt, cancels, aborts, never settled)", () => {
@@ -251,7 +257,12 @@ describe("reservation predictions", () => {
 });
 
 describe("SmoothLimiter reservations against the exact as-if model", () => {
-  test("never earlier than if each grant had cost what was used; exactly then when nothing was granted in between", async () => {
+  // The promise is about one history: replayed with each grant costing what it used (a refund lowers
+  // the grant's own entry from the settle on; debt is an entry at the settle time), that history lets
+  // every real grant through when it happened. Comparing with a separately simulated schedule would
+  // be wrong: a grant the real limiter makes later (it may be conservative) settles later, so its
+  // debt lands later, and a caller may rightly slip in before it there but not in the simulation.
+  test("every grant is allowed by the as-if replay of the real history; exact when nothing was granted in between", async () => {
     const reach = new Reach("smooth reservations");
     const smooth = fc.record({
       kind: fc.constant("smooth" as const),
@@ -278,10 +289,36 @@ describe("SmoothLimiter reservations against the exact as-if model", () => {
             settle: r.settle === null ? undefined : { after: r.settle.after + 0.25, actual: [r.settle.actual] },
           })),
         };
-        const { outcomes, settledAt } = await runReal(s);
-        const exact = simulateReservations(s.policies, s.queues, s.requests, HORIZON);
-        outcomes.forEach((o, i) => expect(o.grantedAt!).toBeGreaterThanOrEqual(exact[i]!.grantedAt!));
+        const { outcomes, settledAt, events } = await runReal(s);
+        // Replay the real history as if each grant had cost what was used (times are exact here).
+        const entries: Array<Grant | undefined> = s.requests.map(() => undefined);
+        const log: Grant[] = [];
+        let refunded = false;
+        let conservative = false;
+        let tight = false;
+        for (const e of events) {
+          const r = s.requests[e.i]!;
+          if (e.kind === "grant") {
+            const at = outcomes[e.i]!.grantedAt!;
+            const asIf = Math.max(smoothNextFree(spec, log), r.arrival);
+            expect(at).toBeGreaterThanOrEqual(asIf);
+            if (refunded && at > asIf) conservative = true;
+            if (refunded && at === asIf && asIf > r.arrival) tight = true;
+            entries[e.i] = { at, permits: r.amounts[0]! };
+            log.push(entries[e.i]!);
+          } else {
+            const actual = r.settle!.actual === "cancel" ? 0 : r.settle!.actual[0]!;
+            const entry = entries[e.i]!;
+            if (actual < entry.permits) {
+              entry.permits = actual;
+              refunded = true;
+            } else if (actual > entry.permits) log.push({ at: settledAt[e.i]!, permits: actual - entry.permits });
+          }
+        }
+        reach.hit("a grant later than the as-if replay after a refund", conservative);
+        reach.hit("a waiter granted exactly at the as-if time after a refund", tight);
         // A refund with no grant (nor debt) between the reservation's grant and its settle is exact.
+        const exact = simulateReservations(s.policies, s.queues, s.requests, HORIZON);
         const granted = outcomes.map((o) => o.grantedAt!);
         const debtAt = s.requests.flatMap((r, j) =>
           settledAt[j] !== undefined && r.settle!.actual !== "cancel" && r.settle!.actual[0]! > r.amounts[0]! ? [settledAt[j]!] : []
@@ -290,13 +327,15 @@ describe("SmoothLimiter reservations against the exact as-if model", () => {
           settledAt[i] === undefined || r.settle!.actual === "cancel" || r.settle!.actual[0]! >= r.amounts[0]! ||
           ![...granted.filter((_, j) => j !== i), ...debtAt].some((g) => g >= granted[i]! && g <= settledAt[i]!)
         );
-        const refunds = s.requests.some((r, i) => settledAt[i] !== undefined && r.settle!.actual !== "cancel" && r.settle!.actual[0]! < r.amounts[0]!);
-        if (reach.hit("refunds, none overlapped", clean && refunds)) expect(outcomes).toEqual(exact);
-        reach.hit("later than exact", outcomes.some((o, i) => o.grantedAt! > exact[i]!.grantedAt!));
+        if (reach.hit("refunds, none overlapped", clean && refunded)) expect(outcomes).toEqual(exact);
       }),
       { numRuns: 300 },
     );
-    // Measured (300 runs): about 50 and 20.
-    reach.atLeast({ "refunds, none overlapped": 15, "later than exact": 1 });
+    // Measured over 36 runs (300 each): about 45, 57 and 96 (31–60, 41–75, 79–120); thresholds 5σ below.
+    reach.atLeast({
+      "refunds, none overlapped": 12,
+      "a grant later than the as-if replay after a refund": 17,
+      "a waiter granted exactly at the as-if time after a refund": 43,
+    });
   });
 });

@@ -72,6 +72,29 @@ describe("SmoothLimiter.reserve(): refunds move the debt back, extra cost is deb
     expect(times[0]).toEqual([900, 900, 900, 1000]); // the burst of 2 plus the one due now, then spacing
     expect(times[0]).toEqual(times[1]);
   });
+  // setLimit re-prices the grant still being paid for: after a refund, at what it actually cost,
+  // paid from where it would have been paid from had it been that small.
+  test("setLimit after a refund of the last grant re-prices what it used, not what it reserved", async () => {
+    const clock = new ManualClock();
+    const limiter = new SmoothLimiter({ limit: 1, interval: 1000, clock });
+    const r = await limiter.reserve(4); // at 0; next due at 4000
+    r.settle(1); // as if it had been 1: next due at 1000
+    limiter.setLimit({ limit: 2 }); // 1 permit at 500 ms from 0
+    const granted = track(clock, limiter.acquire());
+    await clock.advance(10_000);
+    expect(granted.at).toBe(500);
+  });
+  test("setLimit after a refund of an earlier grant re-prices the last one from where it is now paid from", async () => {
+    const clock = new ManualClock();
+    const limiter = new SmoothLimiter({ limit: 1, interval: 1000, burst: 3, clock }); // full: from -3000
+    const a = await limiter.reserve(1); // paid from -3000
+    await limiter.reserve(8); // paid from -2000; next due at 6000
+    a.cancel(); // as if never granted: the 8 are paid from -3000, next due at 5000
+    limiter.setLimit({ limit: 2 }); // 8 permits at 500 ms from -3000
+    const granted = track(clock, limiter.acquire());
+    await clock.advance(10_000);
+    expect(granted.at).toBe(1000);
+  });
 });
 
 describe("WindowLimiter.reserve(): refunds come off the grant's own entry, debt counts from the settle", () => {
@@ -199,7 +222,7 @@ describe("open reservations are counted (for stats' inFlight)", () => {
   test("granted and not yet settled", async () => {
     const clock = new ManualClock();
     const limiter = new WindowLimiter({ limit: 2, interval: 1000, clock });
-    const open = () => limiter[INTERNALS].queue.openReservations;
+    const open = () => limiter.stats().inFlight;
     const a = await limiter.reserve();
     const b = await limiter.reserve();
     const c = track(clock, limiter.reserve());

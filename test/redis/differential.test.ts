@@ -1,5 +1,5 @@
 /**
- * Differential test: random reserve / cancel / pause / advance sequences with injected time give
+ * Differential test: random reserve / settle / cancel / pause / advance sequences with injected time give
  * exactly the same replies (code, delay, grant time — integer microseconds) from the Lua scripts on
  * a real Redis as from the reference model built on the in-memory policies.
  */
@@ -23,9 +23,15 @@ type SpecInput =
   | { kind: "w"; limit: number; interval: number };
 
 type Op =
-  | { t: "reserve"; combo: number; n: number; maxWaitMs: number }
+  | { t: "reserve"; combo: number; n: number; maxWaitMs: number; settles: boolean }
+  | { t: "settle"; back: number; rel: "zero" | "less" | "same" | "more"; by: number; then: "none" | "cancel" | "settle" | "resend" }
   | { t: "resend"; back: number }
-  | { t: "burst"; combo: number; replay: number; requests: { n: number; maxWaitMs: number; cancelAhead: boolean }[] }
+  | {
+    t: "burst";
+    combo: number;
+    replay: number;
+    requests: { n: number; maxWaitMs: number; cancelAhead: boolean; settles: boolean }[];
+  }
   | { t: "cancel"; back: number; ghost: boolean }
   | { t: "cancelMany"; k: number; newestFirst: boolean; rotate: number }
   | { t: "pause"; combo: number; durUs: number }
@@ -52,6 +58,16 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     combo: fc.nat(7),
     n: fc.integer({ min: 1, max: 4 }),
     maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
+    settles: fc.integer({ min: 0, max: 3 }).map((x) => x > 0),
+  }) },
+  // A reservation settled with its actual cost (less, as reserved, more, or nothing used), then
+  // perhaps, in the same call, cancelled or settled again (the first wins), or the settle resent.
+  { weight: 6, arbitrary: fc.record({
+    t: fc.constant("settle" as const),
+    back: fc.nat(5),
+    rel: fc.constantFrom("zero" as const, "less" as const, "same" as const, "more" as const, "more" as const),
+    by: fc.integer({ min: 1, max: 6 }),
+    then: fc.constantFrom("none" as const, "none" as const, "cancel" as const, "settle" as const, "resend" as const),
   }) },
   // A reserve sent again with the same id (a retried request): a replay, or voided by its cancel.
   { weight: 4, arbitrary: fc.record({ t: fc.constant("resend" as const), back: fc.nat(4) }) },
@@ -68,6 +84,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
         n: fc.integer({ min: 1, max: 4 }),
         maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
         cancelAhead: fc.integer({ min: 0, max: 9 }).map((x) => x === 0),
+        settles: fc.integer({ min: 0, max: 3 }).map((x) => x > 0),
       }),
       { minLength: 2, maxLength: 12 },
     ),
@@ -115,7 +132,7 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
     redis = r;
   });
 
-  test("random reserve/cancel/pause/advance sequences give identical grant times, µs for µs", async () => {
+  test("random reserve/settle/cancel/pause/advance sequences give identical grant times, µs for µs", async () => {
     // Reply codes of the reference (reference.ts): what each compared reply was.
     const codes = ["none", "ok", "wait", "full", "cancelled", "replay"];
     const reach = new Reach("Redis differential");
@@ -155,8 +172,10 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
           .map((idx) => (idx.length === 1 ? members[idx[0]!]! : combineRedis(...idx.map((i) => members[i]!))));
         if (combos.length === 0) combos.push(members[0]!);
         const reference = new ReferenceStore({ maxPending: scenario.maxPending, grace });
-        const issued: { id: string; combo: RedisLimiter; n?: number; maxWaitMs?: number }[] = [];
-        let lastBurst: { batch: string; combo: RedisLimiter; ns: number[]; waits: number[] } | undefined;
+        const issued: { id: string; combo: RedisLimiter; n?: number; maxWaitMs?: number; settles?: boolean; size: number }[] = [];
+        let lastBurst: { batch: string; combo: RedisLimiter; ns: number[]; waits: number[]; settles: boolean[] } | undefined;
+        const ended = new Set<string>(); // reservations settled (or tried) by a settle op
+        const granted = new Set<string>(); // reservations the reference granted
         let step = 0;
         for (const op of scenario.ops) {
           step++;
@@ -169,16 +188,19 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
             const maxPermits = Math.min(...combo.specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
             const n = Math.min(op.n, maxPermits);
             const id = `r${step}/1`; // the only reservation of batch r<step>
-            issued.push({ id, combo, n, maxWaitMs: op.maxWaitMs });
-            const actual = await combo.reserveOnce(`r${step}`, n, op.maxWaitMs);
-            const expected = reference.reserve(combo.specs, id, n, op.maxWaitMs * 1000, now);
+            issued.push({ id, combo, n, maxWaitMs: op.maxWaitMs, settles: op.settles, size: n });
+            const [actual] = await combo.reserveBatch(`r${step}`, [n], [op.maxWaitMs], [op.settles]);
+            const expected = reference.reserve(combo.specs, id, n, op.maxWaitMs * 1000, now, op.settles);
             expect({ step, ...actual }).toEqual({ step, ...expected });
+            if (expected.code === 1) granted.add(id);
             reach.hit(`reserve: ${codes[expected.code]}${expected.code === 1 && expected.delay > 0 ? " after a wait" : ""}`);
           } else if (op.t === "resend") {
             const target = issued[issued.length - 1 - op.back];
             if (target?.n === undefined || target.maxWaitMs === undefined) continue; // burst members resend as a batch
-            const actual = await target.combo.reserveOnce(target.id.slice(0, target.id.lastIndexOf("/")), target.n, target.maxWaitMs);
-            const expected = reference.reserve(target.combo.specs, target.id, target.n, target.maxWaitMs * 1000, now);
+            const [actual] = await target.combo.reserveBatch(target.id.slice(0, target.id.lastIndexOf("/")), [target.n], [
+              target.maxWaitMs,
+            ], [target.settles === true]);
+            const expected = reference.reserve(target.combo.specs, target.id, target.n, target.maxWaitMs * 1000, now, target.settles);
             expect({ step, ...actual }).toEqual({ step, ...expected });
             reach.hit(`resend: ${codes[expected.code]}`);
           } else if (op.t === "burst") {
@@ -190,6 +212,7 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
               combo,
               ns: op.requests.map((r) => Math.min(r.n, maxPermits)),
               waits: op.requests.map((r) => r.maxWaitMs),
+              settles: op.requests.map((r) => r.settles),
             };
             const ids = burst.ns.map((_, i) => `${burst.batch}/${i + 1}`);
             if (resent === undefined) {
@@ -202,16 +225,49 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
                   expect({ step, id, ...actual[i] }).toEqual({ step, id, ...expected });
                 });
               }
-              for (const id of ids) issued.push({ id, combo });
+              ids.forEach((id, i) => issued.push({ id, combo, settles: burst.settles[i], size: burst.ns[i]! }));
             }
             lastBurst = burst;
-            const actual = await combo.reserveBatch(burst.batch, burst.ns, burst.waits);
+            const actual = await combo.reserveBatch(burst.batch, burst.ns, burst.waits, burst.settles);
             ids.forEach((id, i) => {
-              const expected = reference.reserve(combo.specs, id, burst.ns[i]!, burst.waits[i]! * 1000, now);
+              const expected = reference.reserve(combo.specs, id, burst.ns[i]!, burst.waits[i]! * 1000, now, burst.settles[i]);
               expect({ step, i, ...actual[i] }).toEqual({ step, i, ...expected });
+              if (expected.code === 1) granted.add(id);
               const outcome = expected.code === 1 ? (expected.delay > 0 ? "queued" : "now") : expected.code;
               batched.set(outcome, (batched.get(outcome) ?? 0) + 1);
             });
+          } else if (op.t === "settle") {
+            // Mostly reservations made to settle (granted, queued, refused or cancelled); sometimes an acquire.
+            const pool = op.back === 5
+              ? issued
+              : issued.filter((r) => r.settles === true && (op.back > 2 || (granted.has(r.id) && !ended.has(r.id))));
+            const target = pool[pool.length - 1 - (op.back % 5)];
+            if (target === undefined) continue;
+            // The settle, and what follows it in the same call (a cancel or a second settle of the same
+            // reservation: the first wins); "resend" sends the same settle again in a call of its own.
+ const n = target.size;
+            const first = op.rel === "zero" ? 0 : op.rel === "less" ? Math.max(0, n - op.by) : op.rel === "same" ? n : n + op.by;
+            const ids = op.then === "cancel" || op.then === "settle" ? [target.id, target.id] : [target.id];
+            const actuals = op.then === "cancel" ? [first, undefined] : op.then === "settle" ? [first, first + 1] : [first];
+            const calls = op.then === "resend" ? [[0], [0]] : [ids.map((_, i) => i)];
+            for (const call of calls) {
+              const actual = await target.combo.settleBatch(call.map((i) => ids[i]!), call.map((i) => actuals[i]));
+              call.forEach((i, k) => {
+                const a = actuals[i];
+                const expected = a === undefined
+                  ? reference.cancel(target.combo.specs, target.id)
+                  : reference.settle(target.combo.specs, target.id, a, now);
+                expect({ step, i, ...actual[k] }).toEqual({ step, i, ...expected });
+                const kind = a === undefined ? "cancel" : "settle";
+                if (expected.code === 0) reach.hit(`${kind} after a settle or cancel, or unsettleable: none`);
+                else if (a !== undefined) {
+                  reach.hit(`settle: ${a < expected.delay ? "refund" : a > expected.delay ? "debt" : "as reserved"}`);
+                  for (const branch of reference.settleBranches) reach.hit(branch);
+                }
+              });
+            }
+            ended.add(target.id);
+            reach.hit("settle then cancel or settle again", op.then !== "none");
           } else if (op.t === "cancelMany") {
             // A batch of recent reservations cancelled in some order: middle ones, then the newest, or back.
             const batch = issued.slice(-op.k);
@@ -235,7 +291,7 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
           } else if (op.t === "cancel") {
             // Mostly recent ids (middle and newest reservations, repeats); sometimes one never reserved.
             const target = (op.ghost ? undefined : issued[issued.length - 1 - op.back]) ??
-              { id: `ghost${step}`, combo: combos[op.back % combos.length]! };
+              { id: `ghost${step}`, combo: combos[op.back % combos.length]!, size: 1 };
             const actual = await target.combo.cancelOnce(target.id);
             const expected = reference.cancel(target.combo.specs, target.id);
             expect({ step, ...actual }).toEqual({ step, ...expected });
@@ -250,12 +306,17 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
         }
         reach.hit("a combination of limiters", combos.some((c) => c.specs.length > 1));
       }),
-      { numRuns: 300 },
+      { numRuns: 500 },
     );
     reach.atLeast({
       "reserve: ok": 220, "reserve: ok after a wait": 100, "reserve: wait": 100, "reserve: full": 1,
       "resend: replay": 25, "resend: cancelled": 15, "cancel: ok": 200, "cancel: none": 300, pause: 80, "a combination of limiters": 60,
       "batched cancel: ok": 50, "batched cancel: none": 50,
+      "settle: refund": 80, "settle: debt": 80, "settle: as reserved": 25,
+      "settle after a settle or cancel, or unsettleable: none": 250, "cancel after a settle or cancel, or unsettleable: none": 50,
+      "settle then cancel or settle again": 200,
+      "smooth refund bounded by the grants since": 8, "smooth settle behind queued reservations (barrier)": 50,
+      "window refund after the entry left the window": 2, "window debt before booked entries": 15,
     });
     for (const outcome of ["now", "queued", 2, 3, 4, 5]) expect(batched.get(outcome) ?? 0, `batched ${outcome}`).toBeGreaterThan(20);
   });

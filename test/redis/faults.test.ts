@@ -130,6 +130,25 @@ describeRedis("faults", () => {
     expect(await admin.zcard(`${s.prefix}w:w`)).toBe(0);
   });
 
+  test("a settle whose reply never came (CLIENT PAUSE past the timeout) applies once, even sent again", async () => {
+    const c = client();
+    await ready(c);
+    const errors: RedisErrorEvent[] = [];
+    const s = store(c, { timeout: 150, retryAfterFailure: 0, onError: (e) => errors.push(e) });
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 10, interval: 60_000 });
+    const r = await limiter.reserve(8);
+    await admin.client("PAUSE", 600, "WRITE");
+    expect(r.settle(3)).toBe(true);
+    expect(await r.applied).toBe(false); // no reply within the timeout: reported, not known to be applied
+    expect(errors.map((e) => e.operation)).toEqual(["cancel"]);
+    // the stalled settle runs once the pause ends: 5 back
+    await vi.waitFor(async () => expect(await recordOf(admin, s.prefix, r.id!)).toMatch(/\|8\|s$/), { timeout: 3000, interval: 20 });
+    // the client resends it (a reconnect): nothing applied twice
+    expect((await limiter.settleBatch([r.id!], [3]))[0]!.code).toBe(0);
+    expect(await admin.zrange(`${s.prefix}w:w`, "0", "-1", "WITHSCORES")).toEqual([expect.stringMatching(/\|3\|/), "3"]);
+    expect(await limiter.tryAcquireAsync(7)).toBe(0);
+  });
+
   test("a misconfiguration (WRONGTYPE) is never failed open: RedisCommandError, whatever the policy", async () => {
     const c = client();
     await ready(c);

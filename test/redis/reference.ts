@@ -10,6 +10,11 @@
  *   reservation hands its before-state to its successor, so a cancelled suffix is reclaimed whole),
  *   re-applying any pause.
  * - pause: nothing granted on the keys before `now + d`.
+ * - settle (a reservation reserved to settle): the first of settle and cancel wins. Each key is
+ *   adjusted by `delta = actual − n` with the in-memory semantics: a smooth key calls
+ *   `SmoothPolicy.adjust` with the mark taken at the grant (then sets its barrier: no cancel restores
+ *   a state from before the settle); a window takes a refund off the reservation's own entry while it
+ *   is in the window and records debt as an entry at `now`, in time order.
  *
  * The differential test drives this model and the Lua scripts with the same random operations and
  * requires identical replies.
@@ -81,6 +86,14 @@ export interface RefOptions {
   readonly grace: number;
 }
 
+/** A reservation's record: grant time, permits, and (reserved to settle) each key's mark. */
+interface Rec {
+  readonly g: number;
+  readonly n: number;
+  readonly marks: readonly number[] | null;
+  settled: boolean;
+}
+
 const CODE = { none: 0, ok: 1, wait: 2, full: 3, cancelled: 4, replay: 5 } as const;
 const PRUNE_LIMIT = 128;
 
@@ -88,7 +101,7 @@ const PRUNE_LIMIT = 128;
 export class ReferenceStore {
   readonly #smooth = new Map<string, SmoothKey>();
   readonly #window = new Map<string, WindowKey>();
-  readonly #records = new Map<string, { g: number; n: number } | "x">();
+  readonly #records = new Map<string, Rec | "x">();
   readonly #options: RefOptions;
 
   constructor(options: RefOptions) {
@@ -107,7 +120,7 @@ export class ReferenceStore {
     return k;
   }
 
-  reserve(specs: readonly RefSpec[], id: string, n: number, maxWait: number, now: number): RefReply {
+  reserve(specs: readonly RefSpec[], id: string, n: number, maxWait: number, now: number, settles = false): RefReply {
     const rec = this.#records.get(id);
     if (rec === "x") return { code: CODE.cancelled, delay: 0, at: 0 };
     if (rec !== undefined) return { code: CODE.replay, delay: Math.max(0, rec.g - now), at: rec.g };
@@ -159,13 +172,14 @@ export class ReferenceStore {
         this.#w(spec).entries.push({ t: at, n, id });
       }
     }
-    this.#records.set(id, { g: at, n });
+    const marks = settles ? specs.map((spec) => (spec.kind === "s" ? this.#s(spec).policy!.mark() : 0)) : null;
+    this.#records.set(id, { g: at, n, marks, settled: false });
     return { code: CODE.ok, delay, at };
   }
 
   cancel(specs: readonly RefSpec[], id: string): RefReply {
     const rec = this.#records.get(id);
-    if (rec === "x") return { code: CODE.none, delay: 0, at: 0 };
+    if (rec === "x" || rec?.settled === true) return { code: CODE.none, delay: 0, at: 0 };
     this.#records.set(id, "x");
     if (rec === undefined) return { code: CODE.none, delay: 0, at: 0 };
     for (const spec of specs) {
@@ -199,6 +213,52 @@ export class ReferenceStore {
         if (i !== -1) key.entries.splice(i, 1);
       }
     }
+    return { code: CODE.ok, delay: rec.n, at: rec.g };
+  }
+
+  /** Which branches the latest settle took (for the differential test's reach counts). */
+  settleBranches: Set<string> = new Set();
+
+  settle(specs: readonly RefSpec[], id: string, actual: number, now: number): RefReply {
+    this.settleBranches = new Set();
+    const rec = this.#records.get(id);
+    if (rec === undefined || rec === "x" || rec.settled || rec.marks === null) return { code: CODE.none, delay: 0, at: 0 };
+    rec.settled = true;
+    const delta = actual - rec.n;
+    specs.forEach((spec, i) => {
+      if (delta === 0) return;
+      if (spec.kind === "s") {
+        const key = this.#s(spec);
+        if (key.policy === null && delta < 0) return;
+        const policy = key.load(spec, now);
+        const next = policy.nextFree();
+        policy.adjust(delta, rec.g, rec.marks![i]!, now);
+        if (delta < 0 && policy.nextFree() !== next + (delta * spec.intervalUs) / spec.limit) {
+          this.settleBranches.add("smooth refund bounded by the grants since");
+        }
+        if (key.q.length > 0) this.settleBranches.add("smooth settle behind queued reservations (barrier)");
+        if (key.q.length > 0) key.bar = key.s;
+        key.l = "";
+        key.lb = null;
+      } else {
+        const key = this.#w(spec);
+        if (delta < 0) {
+          if (rec.g + spec.intervalUs <= now) {
+            this.settleBranches.add("window refund after the entry left the window");
+            return;
+          }
+          const j = key.entries.findIndex((e) => e.id === id && e.t === rec.g && e.n === rec.n);
+          if (j === -1) return;
+          if (actual === 0) key.entries.splice(j, 1);
+          else key.entries[j] = { t: rec.g, n: actual, id };
+        } else {
+          let j = key.entries.length;
+          while (j > 0 && key.entries[j - 1]!.t > now) j--;
+          if (j < key.entries.length) this.settleBranches.add("window debt before booked entries");
+          key.entries.splice(j, 0, { t: now, n: delta, id: `${id}+` });
+        }
+      }
+    });
     return { code: CODE.ok, delay: rec.n, at: rec.g };
   }
 

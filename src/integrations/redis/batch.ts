@@ -32,6 +32,8 @@ export interface Reservation {
   readonly permits: number;
   /** Set when its call goes out: only a sent reserve may execute later and need a cancel. */
   sent: boolean;
+  /** True for a reservation that settles (`reserve`): its record is kept `settleTtl`, with marks. */
+  readonly settles?: boolean;
 }
 
 /** What the limiter does with each request's outcome. @internal */
@@ -130,7 +132,7 @@ export class ReserveBatcher<T extends Reservation> {
     let args: string[];
     try {
       keys = this.#calls.reserveKeys(batch);
-      args = this.#calls.reserveArgs(batch, items.map((item) => item.permits), waits);
+      args = this.#calls.reserveArgs(batch, items.map((item) => item.permits), waits, items.map((item) => item.settles === true));
     } catch (error) {
       for (const item of items) this.#settle(item, () => this.#handler.fail(item, error, false));
       return;

@@ -70,22 +70,30 @@ export class PolicyCalls {
     return [...this.policyKeys, this.store.recordKey(batch)];
   }
 
-  /** ARGV of a reserve batch: the common head with [2] = the request count, [3] = the batch id, then (n, maxWait µs) per request. */
-  reserveArgs(batch: string, permits: readonly number[], maxWaits: readonly number[]): string[] {
+  /**
+   * ARGV of a reserve batch: the common head with [2] = the request count, [3] = the batch id, then
+   * (n, maxWait µs, '1' for a reservation that settles) per request.
+   */
+  reserveArgs(batch: string, permits: readonly number[], maxWaits: readonly number[], settles?: readonly boolean[]): string[] {
     const args = this.#head(permits.length, batch);
-    for (let i = 0; i < permits.length; i++) args.push(String(permits[i]), maxWaitArg(maxWaits[i]!));
+    for (let i = 0; i < permits.length; i++) {
+      args.push(String(permits[i]), maxWaitArg(maxWaits[i]!), settles?.[i] === true ? "1" : "");
+    }
     return args;
   }
 
   /**
-   * Keys and ARGV of one cancel call giving back `ids` in order: the policy keys, then each distinct
-   * record key; per cancel (its record key's index, its entry index, its id).
+   * Keys and ARGV of one cancel call giving back `ids` in order — or settling those with an actual
+   * cost in `actuals`: the policy keys, then each distinct record key; per operation (its record
+   * key's index, its entry index, its id, '' or the actual cost).
    */
-  cancelCall(ids: readonly string[]): { keys: string[]; args: string[] } {
+  cancelCall(ids: readonly string[], actuals?: readonly (number | undefined)[]): { keys: string[]; args: string[] } {
     const keys = [...this.policyKeys];
     const records = new Map<string, number>();
     const args = this.#head(ids.length, "");
-    for (const id of ids) {
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      const actual = actuals?.[i];
       const slash = id.lastIndexOf("/");
       const batch = slash < 0 ? id : id.slice(0, slash);
       const entry = slash < 0 ? "1" : id.slice(slash + 1);
@@ -94,7 +102,7 @@ export class PolicyCalls {
         records.set(batch, (index = records.size + 1));
         keys.push(this.store.recordKey(batch));
       }
-      args.push(String(index), entry, slash < 0 ? reservationId(id, 1) : id);
+      args.push(String(index), entry, slash < 0 ? reservationId(id, 1) : id, actual === undefined ? "" : String(actual));
     }
     return { keys, args };
   }
@@ -105,7 +113,7 @@ export class PolicyCalls {
       store.nowArg(),
       String(count),
       batch,
-      "",
+      String(store.settleTtl),
       String(store.maxPending),
       String(store.cancelGrace),
       String(store.keyTtlMargin),

@@ -1,5 +1,5 @@
 /**
- * Coalesces one limiter's cancels as `batch.ts` coalesces its reserves: the cancels asked for in the
+ * Coalesces one limiter's cancels (and settles) as `batch.ts` coalesces its reserves: the cancels asked for in the
  * same tick, or while {@link MAX_IN_FLIGHT} cancel calls await a reply, go out together as ONE
  * script call (at most {@link MAX_BATCH} each), in the order they were asked. The script gives each
  * back exactly as a call of its own would (idempotent, with its tombstone), so a timeout that
@@ -12,9 +12,10 @@ import type { PolicyCalls } from "./calls.ts";
 import { parseBatchReply } from "./client.ts";
 import type { Reply } from "./store.ts";
 
-/** A queued cancel: its reservation id and how to tell its caller the call is over. */
+/** A queued cancel (or settle, with its actual cost): its reservation id and how to tell its caller the call is over. */
 interface Pending {
   readonly id: string;
+  readonly actual: number | undefined;
   readonly done: (reply: Reply | undefined) => void;
 }
 
@@ -45,7 +46,19 @@ export class CancelBatcher {
    */
   cancel(id: string): Promise<Reply | undefined> {
     return new Promise((done) => {
-      this.#queue.push({ id, done });
+      this.#queue.push({ id, actual: undefined, done });
+      this.#schedule();
+    });
+  }
+
+  /**
+   * Settles reservation `id` with its actual cost, in the same queue and calls as the cancels (so a
+   * cancel and a settle of one reservation reach Redis in the order they were asked). Resolves like
+   * {@link CancelBatcher.cancel}: the reply (code 1 = applied), or `undefined` when the call failed.
+   */
+  settle(id: string, actual: number): Promise<Reply | undefined> {
+    return new Promise((done) => {
+      this.#queue.push({ id, actual, done });
       this.#schedule();
     });
   }
@@ -66,7 +79,7 @@ export class CancelBatcher {
     this.#queue = items === this.#queue ? [] : this.#queue.slice(MAX_BATCH);
     let call: { keys: string[]; args: string[] };
     try {
-      call = this.#calls.cancelCall(items.map((item) => item.id));
+      call = this.#calls.cancelCall(items.map((item) => item.id), items.map((item) => item.actual));
     } catch {
       // The arguments cannot be built (the injected clock threw): the reserve failed the same way.
       for (const item of items) item.done(undefined);

@@ -29,4 +29,5 @@ export {
   RedisWindowLimiter,
   type RedisWindowLimiterOptions,
 } from "./limiters.ts";
+export { RedisReservation } from "./reservation.ts";
 export { type FailurePolicy, REDIS_DEFAULTS, type RedisErrorEvent, RedisStore, type RedisStoreOptions, type Reply } from "./store.ts";

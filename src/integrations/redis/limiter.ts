@@ -24,6 +24,7 @@ import type { Clock } from "../../clock.ts";
 import { MaxWaitExceededError, QueueFullError } from "../../errors.ts";
 import { abortReason } from "../../limiters/gate.ts";
 import type { AcquireOptions, GatedLimiter, Limiter, ScheduleOptions } from "../../limiters/limiter.ts";
+import type { Permits, Reservation, ReserveOptions } from "../../limiters/reservation.ts";
 import {
   checkPermits,
   describeValue,
@@ -43,6 +44,7 @@ import { type BatchHandler, ReserveBatcher } from "./batch.ts";
 import { CancelBatcher } from "./cancels.ts";
 import { parseBatchReply } from "./client.ts";
 import { Probe, RESOLVED, Waiter } from "./waiter.ts";
+import { RedisReservation } from "./reservation.ts";
 
 /** The id of a waiter whose reserve is queued here, not yet sent (non-empty: "" means between two reservations). */
 const QUEUED = "queued";
@@ -154,6 +156,39 @@ export abstract class RedisLimiter implements Limiter {
 
   /** Resolves when `permits` are granted across the fleet; see {@link Limiter.acquire}. An abort cancels the reservation in Redis, so the permits go back to every process. */
   acquire(permits: number = 1, options?: AcquireOptions): Promise<void> {
+    return this.#request(permits, options, false) as Promise<void>;
+  }
+
+  /**
+   * Reserves `permits` across the fleet when the real cost is only known later: waits exactly like
+   * `acquire` (same queue, `maxWait`, abort, failure policy) and resolves to a
+   * {@link RedisReservation} to settle with the actual cost — the rest goes back to the whole fleet,
+   * or the excess is recorded as debt. Unsettled, it counts in full; its record waits `settleTtl`
+   * (store option, default 10 minutes) for the settle, then goes. A number of permits of every key
+   * (no named dimensions on Redis).
+   *
+   * @example
+   * ```ts
+   * const r = await limiter.reserve(4000, { maxWait: 10_000 });
+   * const used = await work();
+   * r.settle(used);
+   * ```
+   */
+  reserve(permits: Permits = 1, options?: ReserveOptions): Promise<RedisReservation & Reservation> {
+    // Typed as the core's `Reservation` too: `Limiter.reserve` names that class, whose public members
+    // the Redis handle has one for one (a record of dimensions is refused by both alike).
+    return this.#request(permits, options, true) as Promise<RedisReservation & Reservation>;
+  }
+
+  /** A reservation handle for `id` ('' when the failure policy granted it), granted now. */
+  #handle(id: string, permits: number): RedisReservation {
+    return new RedisReservation(this.#sendSettle, id === "" ? undefined : id, permits, this.#clock.now());
+  }
+
+  readonly #sendSettle = (id: string, actual: number): Promise<Reply | undefined> => this.#cancels.settle(id, actual);
+
+  /** `acquire` (resolving to nothing) or `reserve` (`settles`: to a handle). */
+  #request(permits: unknown, options: AcquireOptions | undefined, settles: boolean): Promise<unknown> {
     this.#checkPermits(permits);
     const opts = optionsObject("options", options);
     const signal = optionalSignal("signal", opts.signal);
@@ -161,11 +196,13 @@ export abstract class RedisLimiter implements Limiter {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     if (this.queued >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
     if (this.store.isDown()) {
-      return this.#unavailable(permits, maxWait, signal, new RedisUnavailableError("reserve", "recent failure"));
+      const granted = this.#unavailable(permits, maxWait, signal, new RedisUnavailableError("reserve", "recent failure"));
+      return settles ? granted.then(() => this.#handle("", permits)) : granted;
     }
-    const waiter = new Waiter(permits, maxWait, signal);
-    const promise = new Promise<void>((resolve, reject) => {
-      waiter.resolve = resolve;
+    const waiter = new Waiter(permits, maxWait, signal, settles);
+    const promise = new Promise<unknown>((resolve, reject) => {
+      // the id read at the grant: the one Redis granted ('' when the failure policy did)
+      waiter.resolve = settles ? () => resolve(this.#handle(waiter.id, permits)) : () => resolve(undefined);
       waiter.reject = reject;
     });
     if (signal !== undefined) {
@@ -291,10 +328,21 @@ export abstract class RedisLimiter implements Limiter {
    * @internal one reserve script call deciding several requests in order, bypassing the local queue
    * (tests, benchmarks); the i-th request (from 1) is the reservation `<batch>/<i>`.
    */
-  reserveBatch(batch: string, permits: readonly number[], maxWaits: readonly number[]): Promise<Reply[]> {
+  reserveBatch(
+    batch: string,
+    permits: readonly number[],
+    maxWaits: readonly number[],
+    settles?: readonly boolean[],
+  ): Promise<Reply[]> {
     const calls = this.#calls;
-    return this.store.call("reserve", calls.reserveKeys(batch), calls.reserveArgs(batch, permits, maxWaits), (reply) =>
+    return this.store.call("reserve", calls.reserveKeys(batch), calls.reserveArgs(batch, permits, maxWaits, settles), (reply) =>
       parseBatchReply(reply, permits.length));
+  }
+
+  /** @internal one cancel script call settling `ids` with `actuals` (undefined: a cancel), in order (tests). */
+  settleBatch(ids: readonly string[], actuals: readonly (number | undefined)[]): Promise<Reply[]> {
+    const { keys, args } = this.#calls.cancelCall(ids, actuals);
+    return this.store.call("cancel", keys, args, (reply) => parseBatchReply(reply, ids.length));
   }
 
   /** @internal one cancel script call (tests): reservation `<batch>/<i>`, or a bare `batch` for `<batch>/1`. */
@@ -402,6 +450,7 @@ export abstract class RedisLimiter implements Limiter {
     }
     this.store.report("reserve", error);
     waiter.state = "done";
+    waiter.id = ""; // granted (if at all) by the failure policy, not by Redis
     this.#detach(waiter);
     this.#unavailable(waiter.permits, waiter.maxWait, waiter.signal, error).then(waiter.resolve, waiter.reject);
   }

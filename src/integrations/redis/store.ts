@@ -60,6 +60,8 @@ export const REDIS_DEFAULTS: {
   readonly tombstoneTtl: number;
   /** Extra ms every key lives beyond the moment its state is at rest. */
   readonly keyTtlMargin: number;
+  /** ms after its grant time during which a reservation (`reserve`) can be settled; then it counts as reserved. */
+  readonly settleTtl: number;
 } = Object.freeze({
   timeout: 1000,
   failure: "closed",
@@ -68,6 +70,7 @@ export const REDIS_DEFAULTS: {
   cancelGrace: 5000,
   tombstoneTtl: 60_000,
   keyTtlMargin: 1000,
+  settleTtl: 600_000,
 });
 
 /**
@@ -120,6 +123,13 @@ export interface RedisStoreOptions {
   tombstoneTtl?: number;
   /** Extra ms every key lives past the moment its state is at rest. @default 1000 */
   keyTtlMargin?: number;
+  /**
+   * ms after its grant time during which a reservation made with `reserve` can be settled (or
+   * cancelled): its record is kept that long (at least `cancelGrace`), then dropped, and a settle
+   * arriving later changes nothing — the reservation stays counted as reserved. Bounds the memory of
+   * reservations never settled. @default 600000 (10 minutes)
+   */
+  settleTtl?: number;
   /** Called for failures nobody awaits (cancels, pauses) and for each reserve handled by the failure policy. */
   onError?: (event: RedisErrorEvent) => void;
 }
@@ -208,6 +218,8 @@ export class RedisStore {
   readonly tombstoneTtl: number;
   /** Extra ms every key lives past the moment its state is at rest. */
   readonly keyTtlMargin: number;
+  /** ms after its grant time during which a reservation can be settled (see {@link RedisStoreOptions.settleTtl}). */
+  readonly settleTtl: number;
   readonly #now: (() => number | bigint) | undefined;
   readonly #onError: ((event: RedisErrorEvent) => void) | undefined;
   #downUntil = -Infinity;
@@ -237,6 +249,7 @@ export class RedisStore {
     this.cancelGrace = nonNegativeInteger("cancelGrace", o.cancelGrace ?? REDIS_DEFAULTS.cancelGrace);
     this.tombstoneTtl = positiveInteger("tombstoneTtl", o.tombstoneTtl ?? REDIS_DEFAULTS.tombstoneTtl);
     this.keyTtlMargin = nonNegativeInteger("keyTtlMargin", o.keyTtlMargin ?? REDIS_DEFAULTS.keyTtlMargin);
+    this.settleTtl = positiveInteger("settleTtl", o.settleTtl ?? REDIS_DEFAULTS.settleTtl);
     if (o.onError !== undefined && typeof o.onError !== "function") {
       throw new TypeError(`\`onError\` must be a function, got ${describeValue(o.onError)}`);
     }

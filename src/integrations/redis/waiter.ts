@@ -29,11 +29,14 @@ export class Waiter implements HeapItem, Reservation {
   resolve: () => void = noop;
   reject: (reason: unknown) => void = noop;
   onAbort: (() => void) | undefined = undefined;
+  /** True for `reserve`: the grant becomes a reservation that settles. */
+  readonly settles: boolean;
 
-  constructor(permits: number, maxWait: number, signal: AbortSignal | undefined) {
+  constructor(permits: number, maxWait: number, signal: AbortSignal | undefined, settles = false) {
     this.permits = permits;
     this.maxWait = maxWait;
     this.signal = signal;
+    this.settles = settles;
   }
 }
 

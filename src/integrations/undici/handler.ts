@@ -20,6 +20,15 @@
 import type { QueuedController } from "./controller.ts";
 import type { DispatchController, DispatchHandler } from "./types.ts";
 
+/**
+ * What a slot-holding attempt hears of its response body (`maxConcurrent`): each chunk delivered,
+ * and its end — complete, failed or upgraded. @internal
+ */
+export interface AttemptBody {
+  data(): void;
+  end(): void;
+}
+
 /** Forwards one attempt's callbacks to the caller's handler. @internal */
 export class AttemptHandler implements DispatchHandler {
   readonly #caller: DispatchHandler;
@@ -28,6 +37,8 @@ export class AttemptHandler implements DispatchHandler {
   #release: (() => void) | undefined;
   readonly #scrub: (error: unknown) => unknown;
   #failed = false;
+  /** With `maxConcurrent`: told of body data, and of the end of the response (once). */
+  readonly #body: AttemptBody | undefined;
 
   constructor(
     caller: DispatchHandler,
@@ -35,7 +46,9 @@ export class AttemptHandler implements DispatchHandler {
     observe: (statusCode: number, headers: unknown) => void,
     release: () => void,
     scrub: (error: unknown) => unknown = (error) => error,
+    body?: AttemptBody,
   ) {
+    this.#body = body;
     this.#caller = caller;
     this.#controller = controller;
     this.#observe = observe;
@@ -60,6 +73,7 @@ export class AttemptHandler implements DispatchHandler {
 
   onRequestUpgrade(_controller: DispatchController, statusCode: number, headers: unknown, socket: unknown): void {
     this.#done();
+    this.#body?.end();
     this.#caller.onRequestUpgrade?.(this.#controller, statusCode, headers, socket);
   }
 
@@ -75,6 +89,7 @@ export class AttemptHandler implements DispatchHandler {
   }
 
   onResponseData(_controller: DispatchController, chunk: unknown): void {
+    this.#body?.data();
     this.#caller.onResponseData?.(this.#controller, chunk);
   }
 
@@ -82,11 +97,13 @@ export class AttemptHandler implements DispatchHandler {
     // No guard against a later onResponseError: undici reports an error thrown by onResponseEnd
     // through it, and undici's retry interceptor relies on that (its `throwOnError` path).
     this.#done();
+    this.#body?.end();
     this.#caller.onResponseEnd?.(this.#controller, trailers);
   }
 
   onResponseError(_controller: DispatchController | null, error: unknown): void {
     this.#done();
+    this.#body?.end();
     this.#failed = true;
     // The next dispatcher's error may quote the URL or a header: the caller gets it scrubbed.
     this.#caller.onResponseError?.(this.#controller, this.#scrub(error));

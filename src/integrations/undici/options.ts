@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { resolveCosts } from "../../http/costs.ts";
+import { concurrencyFor } from "../../http/slots.ts";
 import { MAX_TIMER_DELAY, systemClock } from "../../clock.ts";
 import { AdaptiveRates, type AdaptiveRatesOptions } from "../../adaptive/rates.ts";
 import { HTTP_DEFAULTS } from "../../http/defaults.ts";
@@ -85,6 +87,20 @@ export interface ThrottleOptions {
    * @default the origin, e.g. "https://api.example.com"
    */
   key?: (request: DispatchRequest) => string;
+  /**
+   * At most this many requests in flight at once (per key with a `KeyedLimiter`), alone or with
+   * `limit`/`limiter`: a `ConcurrencyLimiter` combined with the rate limiter. A slot is held from
+   * the grant until the response ends (its body fully delivered to the caller's handler), fails or
+   * is upgraded — or until no body data has flowed for `slotTimeout` ms (a body nobody reads stalls
+   * under backpressure), so a response the caller never reads cannot hold a slot forever.
+   * @example
+   * ```ts
+   * throttle({ limit: 10, interval: 1000, maxConcurrent: 4 });
+   * ```
+   */
+  maxConcurrent?: number;
+  /** With `maxConcurrent`: ms without body data before a response's slot is freed. @default 30000 */
+  slotTimeout?: number;
   /** Permits one request costs, or a function of its dispatch options. @default 1 */
   permits?: number | ((request: DispatchRequest) => number);
   /**
@@ -126,6 +142,8 @@ export interface ResolvedThrottleOptions {
   /** The key of a request, or undefined without a KeyedLimiter. */
   readonly keyOf: (request: DispatchRequest) => string | undefined;
   readonly permits: number | ((request: DispatchRequest) => number);
+  /** With `maxConcurrent`: the slot's idle timeout (a request's task lasts until its body ends). */
+  readonly slotTimeout: number | undefined;
   readonly maxWait: number | undefined;
   readonly respectServer: boolean;
   readonly policy: { readonly maxRetryAfter: number; readonly backoff: { readonly base: number; readonly cap: number } };
@@ -169,7 +187,7 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
     throw new TypeError("`limit`/`interval` make a limiter of their own: give them or `limiter`, not both");
   }
   const keyed = isKeyedLimiter(o.limiter) ? o.limiter : undefined;
-  const single = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
+  let single = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
     ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion" })
     : (o.limiter as Limiter | undefined);
   const wallClock = optionalFunction("wallClock", o.wallClock) ?? Date.now;
@@ -180,6 +198,16 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
       throw new TypeError(`\`adaptive\` must be a boolean, an options object or an AdaptiveRates, got ${describeValue(a)}`);
     }
     adaptive = AdaptiveRates.of(a as true | AdaptiveRatesOptions | AdaptiveRates, systemClock, wallClock);
+  }
+  const costs = resolveCosts({ maxConcurrent: o.maxConcurrent, slotTimeout: o.slotTimeout });
+  if (costs !== undefined && typeof o.permits === "number" && o.permits !== 1) {
+    throw new TypeError(`\`permits\` must be 1 with \`maxConcurrent\` in sluice/undici, got ${describeValue(o.permits)}`);
+  }
+  let slotsOf: ((limiter: Limiter | undefined, key: string) => Limiter) | undefined;
+  if (costs?.maxConcurrent !== undefined) {
+    const slots = concurrencyFor(keyed === undefined ? single : undefined, costs.maxConcurrent, systemClock);
+    if (keyed === undefined) single = slots(undefined, "");
+    else slotsOf = slots;
   }
   if (keyed === undefined && !isLimiter(single) && !(adaptive !== undefined && single === undefined)) {
     throw new TypeError(`\`limiter\` must be a Limiter or a KeyedLimiter (or give \`limit\`), got ${describeValue(o.limiter)}`);
@@ -201,8 +229,9 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
   }
 
   return {
-    limiterOf: keyed === undefined ? () => single : (k) => keyed.get(k!),
+    limiterOf: keyed === undefined ? () => single : slotsOf === undefined ? (k) => keyed.get(k!) : (k) => slotsOf(keyed.get(k!), k!),
     adaptive,
+    slotTimeout: costs?.slotTimeout,
     keyOf: keyed === undefined && adaptive === undefined ? () => undefined : (request) => {
       const k = key(request);
       if (typeof k !== "string") throw new TypeError(`\`key\` must return a string, got ${describeValue(k)}`);

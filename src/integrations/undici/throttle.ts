@@ -38,6 +38,9 @@ import { headersView } from "./headers.ts";
 import { headerValues, scrubError, secretsOf } from "../../http/redact.ts";
 import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
 import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
+import { ARRIVAL, newArrival } from "../../limiters/waiter.ts";
+import { describeValue } from "../../validate.ts";
+import type { AttemptBody } from "./handler.ts";
 
 /**
  * Makes an undici interceptor that takes permits from `limiter` before each request is sent, and
@@ -61,11 +64,13 @@ export function throttle(options: ThrottleOptions): UndiciInterceptor {
   const config = resolveThrottleOptions(options);
   // Attempts per request: undici's retry interceptor dispatches the same handler object again.
   const attempts = new WeakMap<object, number>();
+  // A request's place in the queue, kept by its later dispatches (retries, redirect hops).
+  const places = new WeakMap<object, number>();
   const interceptor = (dispatch: Dispatch): Dispatch =>
     // Exactly two parameters: undici checks `dispatch.length === 2` when composing.
     function throttledDispatch(request: DispatchRequest, handler: DispatchHandler): boolean {
       checkHandler(handler);
-      enqueue(config, attempts, dispatch, request, handler);
+      enqueue(config, attempts, places, dispatch, request, handler);
       // The request is queued here, not in the dispatcher: there is no backpressure to report.
       return true;
     };
@@ -90,6 +95,7 @@ function checkHandler(handler: DispatchHandler): void {
 function enqueue(
   config: ResolvedThrottleOptions,
   attempts: WeakMap<object, number>,
+  places: WeakMap<object, number>,
   dispatch: Dispatch,
   request: DispatchRequest,
   handler: DispatchHandler,
@@ -136,6 +142,10 @@ function enqueue(
     ceiling = toldRate(limiter);
     adaptive = config.adaptive?.get(key!, ceiling);
     permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
+    // A request is one task, which would take `permits` slots too: only 1 is served with slots.
+    if (config.slotTimeout !== undefined && permits !== 1) {
+      throw new TypeError(`\`permits\` must be 1 with \`maxConcurrent\` in sluice/undici, got ${describeValue(permits)}`);
+    }
   } catch (error) {
     queueMicrotask(() => refuse(error));
     return;
@@ -194,14 +204,26 @@ function enqueue(
       if (adaptive !== undefined) tag = adaptive.onSent(admitted!.waited);
       // Counted until the response headers (or an error) come: see http/in-flight.ts.
       const flight = startFlight(limiter ?? adaptive!);
-      const done = () => {
-        flight.end();
-        // No answer came (an error, an upgrade): the request only leaves the in-flight count.
+      // No answer came (an error, an upgrade): the request only leaves the learned rate's in-flight count.
+      const abandon = () => {
         if (tag !== undefined) adaptive!.onAbandoned(tag);
         tag = undefined;
-        release();
       };
-      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt, flight.others()), done, scrub);
+      // With `maxConcurrent`, the task (and its slot) lasts until the body ends or idles; else until
+      // the headers.
+      const slotTimeout = config.slotTimeout;
+      const done = slotTimeout === undefined
+        ? () => {
+          flight.end();
+          abandon();
+          release();
+        }
+        : () => {
+          flight.end();
+          abandon();
+        };
+      const body = slotTimeout === undefined ? undefined : bodyWatch(release, slotTimeout);
+      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt, flight.others()), done, scrub, body);
       try {
         dispatch(request, attemptHandler);
       } catch (error) {
@@ -214,12 +236,15 @@ function enqueue(
   // Every request's window slot counts from its response (`countFrom: "completion"`), also on a
   // window the user built counting from the grant: as safe at a strict server's documented limit
   // as the `limit`/`interval` shorthand. Limiters without a window ignore it.
-  const scheduleOptions = {
+  const scheduleOptions: Record<string | symbol, unknown> = {
     permits,
     signal: queue.signal,
-    countFrom: "completion" as const,
+    countFrom: "completion",
     ...(config.maxWait !== undefined && { maxWait: config.maxWait }),
   };
+  const place = places.get(handler);
+  if (place === undefined) places.set(handler, newArrival());
+  else scheduleOptions[ARRIVAL] = place; // a retry or redirect hop of a request already seen
   const schedule = (): Promise<void> => {
     queuedAt = clock.now();
     if (limiter === undefined) return send();
@@ -242,4 +267,36 @@ function enqueue(
     admitted?.cancel(); // the learned rate's permit, taken for a request never sent
     refuse(error);
   });
+}
+
+/**
+ * Ends a slot-holding attempt once: at the end of its response, or after `idleMs` ms in which no
+ * body data was delivered (a body nobody reads stops flowing under undici's backpressure).
+ */
+function bodyWatch(release: () => void, idleMs: number): AttemptBody {
+  let last = performance.now();
+  let ended = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    if (timer !== undefined) clearTimeout(timer);
+    release();
+  };
+  const check = () => {
+    const idle = performance.now() - last;
+    if (idle >= idleMs) end();
+    else arm(idleMs - idle);
+  };
+  const arm = (ms: number) => {
+    timer = setTimeout(check, Math.ceil(ms));
+    (timer as { unref?: () => void }).unref?.();
+  };
+  arm(idleMs);
+  return {
+    data: () => {
+      last = performance.now();
+    },
+    end,
+  };
 }

@@ -1,0 +1,417 @@
+/**
+ * Costs that settle, and concurrency slots, for the throttled fetch: what one attempt reserves
+ * (`cost`), what it turned out to use (`settle`), and how long it holds a slot (`maxConcurrent`).
+ *
+ * An attempt made with any of these options takes a {@link Reservation} (`limiter.reserve(cost)`)
+ * instead of a scheduled task. The reservation ends exactly once ({@link AttemptHold}):
+ * - with the actual cost from `settle` (refund, or debt when higher), as soon as it is known — or,
+ *   when the attempt holds a slot, once the slot ends too (one handle ends both);
+ * - as reserved when `settle` gives `undefined`, rejects or throws late, when the attempt failed,
+ *   when `settle` is not given, or when a slot is freed by its idle timer;
+ * - cancelled (given back whole) only when nothing was sent.
+ *
+ * A slot (`maxConcurrent`) is held from the grant until the response body is fully read, cancelled or
+ * errors — for a response without a body, until its headers — because that is when the server is
+ * done with the request: a stream still being read still occupies a connection (and, at an LLM API,
+ * a generation). A body nobody touches for `slotTimeout` ms frees its slot (the body stays readable),
+ * so a response the caller never reads cannot hold a slot forever.
+ *
+ * @module
+ */
+import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
+import type { Permits, Reservation } from "../limiters/reservation.ts";
+import { describeValue, nonNegativeFinite, positiveInteger, requireFunction } from "../validate.ts";
+import { HTTP_DEFAULTS } from "./defaults.ts";
+
+/**
+ * What one attempt reserves: a number of permits, or per dimension of a limiter made with
+ * `combine({ requests, tokens })` (a dimension left out reserves 0).
+ *
+ * @example
+ * ```ts
+ * const cost: Cost = { requests: 1, tokens: 4000 };
+ * ```
+ */
+export type Cost = Permits;
+
+/**
+ * What `settle` is told about the attempt whose response it reads.
+ *
+ * @example
+ * ```ts
+ * const settle = (response: Response, { reserved, attempt }: SettleContext) => (attempt > 1 ? undefined : reserved);
+ * ```
+ */
+export interface SettleContext {
+  /** The call, as a `Request`. */
+  readonly request: Request;
+  /** What this attempt reserved. */
+  readonly reserved: Cost;
+  /** Which attempt got the response (1-based). */
+  readonly attempt: number;
+}
+
+/**
+ * What `settle` returns: the actual cost (now or later), `undefined` to keep it as reserved, or — to
+ * read a streamed body without buffering the caller's — the response to hand the caller and a
+ * promise of the actual cost.
+ *
+ * @example
+ * ```ts
+ * const result: SettleResult = { response: tapped, actual: usagePromise };
+ * ```
+ */
+export type SettleResult =
+  | Cost
+  | undefined
+  | Promise<Cost | undefined>
+  | { readonly response: Response; readonly actual: Promise<Cost | undefined> };
+
+/**
+ * `settle`'s type: reads the actual cost of an attempt from its response.
+ *
+ * @example
+ * ```ts
+ * const settle: SettleFunction = async (r) => ({ tokens: (await r.clone().json()).usage.total_tokens });
+ * ```
+ */
+export type SettleFunction = (response: Response, context: SettleContext) => SettleResult;
+
+/** The resolved cost options. @internal */
+export interface ResolvedCosts {
+  readonly cost: Cost | ((request: Request) => Cost | Promise<Cost>);
+  readonly settle: SettleFunction | undefined;
+  readonly maxConcurrent: number | undefined;
+  readonly slotTimeout: number;
+  /**
+   * True when attempts take reservations (`cost` or `settle` given). With `maxConcurrent` alone an
+   * attempt stays a scheduled task, lasting until its body ends: a window counted from completion
+   * then counts it from there (later than the headers: still safe against a strict server).
+   */
+  readonly reserve: boolean;
+}
+
+/**
+ * Checks a `cost` option (a function, a positive integer or a record of non-negative integers; the
+ * record's names are checked by the limiter at each attempt).
+ * @throws {RangeError | TypeError} naming `cost` and the value
+ * @example
+ * ```ts
+ * checkCost({ requests: 1, tokens: 100 });
+ * ```
+ */
+export function checkCost(value: unknown): ResolvedCosts["cost"] {
+  if (typeof value === "function") return value as ResolvedCosts["cost"];
+  if (typeof value === "number") {
+    if (!Number.isInteger(value) || value < 1) throw new RangeError(`\`cost\` must be a positive integer, got ${describeValue(value)}`);
+    return value;
+  }
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    for (const [name, n] of Object.entries(value)) {
+      if (typeof n !== "number" || !Number.isInteger(n) || n < 0) {
+        throw new RangeError(`\`cost.${name}\` must be a non-negative integer, got ${describeValue(n)}`);
+      }
+    }
+    return Object.freeze({ ...value }) as Cost;
+  }
+  throw new TypeError(`\`cost\` must be a positive integer, a record of dimensions or a function, got ${describeValue(value)}`);
+}
+
+/**
+ * Checks `settle`.
+ * @example
+ * ```ts
+ * checkSettle(() => undefined);
+ * ```
+ */
+export function checkSettle(value: unknown): SettleFunction | undefined {
+  return value === undefined ? undefined : requireFunction("settle", value as SettleFunction);
+}
+
+/** True for `{ response, actual }` (a streamed settle). */
+function isStreamed(value: unknown): value is { response: Response; actual: Promise<Cost | undefined> } {
+  return typeof value === "object" && value !== null && "actual" in value && "response" in value;
+}
+
+/**
+ * One attempt's reservation until it ends: when its actual cost is known and (with a slot) its body
+ * is done. Ends it once; a later `settle` result is ignored. @internal
+ *
+ * @example
+ * ```ts
+ * const hold = new AttemptHold(reservation, clock, { slot: true, slotTimeout: 30_000 });
+ * hold.actual(Promise.resolve({ tokens: 900 }));
+ * hold.bodyEnded();
+ * ```
+ */
+export class AttemptHold {
+  readonly #reservation: Reservation;
+  readonly #clock: Clock;
+  readonly #slot: boolean;
+  readonly #slotTimeout: number;
+  #known = false;
+  #value: Cost | undefined = undefined;
+  #bodyDone = false;
+  #timer: TimerHandle | undefined = undefined;
+
+  constructor(reservation: Reservation, clock: Clock, options: { readonly slot: boolean; readonly slotTimeout: number }) {
+    this.#reservation = reservation;
+    this.#clock = clock;
+    this.#slot = options.slot;
+    this.#slotTimeout = options.slotTimeout;
+  }
+
+  /** True once the reservation ended. */
+  get ended(): boolean {
+    return this.#reservation.settled;
+  }
+
+  /** Nothing was sent: everything goes back. */
+  cancel(): void {
+    this.#clear();
+    this.#reservation.cancel();
+  }
+
+  /** Ends it now, as reserved (a failed attempt, a slot freed by its timer). */
+  release(): void {
+    this.#clear();
+    this.#reservation.release();
+  }
+
+  /** The actual cost, or a promise of it (`undefined`, a rejection: as reserved). */
+  actual(value: Cost | undefined | Promise<Cost | undefined>): void {
+    if (value instanceof Promise) {
+      value.then((v) => this.#learn(v), () => this.#learn(undefined));
+    } else this.#learn(value);
+  }
+
+  /** The response body is done (read, cancelled or errored), or there is none. */
+  bodyEnded(): void {
+    this.#bodyDone = true;
+    if (this.#known || !this.#slot) {
+      this.#end();
+      return;
+    }
+    // The body is done but its cost is not known yet: wait for it, at most `slotTimeout` ms.
+    if (this.#timer === undefined && !this.ended) this.#timer = unrefTimer(this.#clock, () => this.release(), this.#slotTimeout);
+  }
+
+  #learn(value: Cost | undefined): void {
+    this.#known = true;
+    this.#value = value;
+    if (!this.#slot || this.#bodyDone) this.#end();
+  }
+
+  #end(): void {
+    if (this.ended) return;
+    this.#clear();
+    if (!this.#known) {
+      if (!this.#slot) return; // no slot: wait for the cost
+      this.#reservation.release();
+      return;
+    }
+    try {
+      this.#reservation.settle(this.#value);
+    } catch {
+      // An invalid actual cost (see the README: it counts as reserved).
+      this.#reservation.release();
+    }
+  }
+
+  #clear(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+/**
+ * Runs `settle` for a response and feeds its result to `hold`. Returns the response the caller gets:
+ * `settle`'s own for a streamed result, else the one given. A throw from `settle` is the caller's
+ * (the reservation counts as reserved). @internal
+ *
+ * @example
+ * ```ts
+ * const response = applySettle(settle, raw, { request, reserved, attempt }, hold);
+ * ```
+ */
+export function applySettle(settle: SettleFunction | undefined, response: Response, context: SettleContext, hold: AttemptHold): Response {
+  if (settle === undefined) {
+    hold.actual(undefined);
+    return response;
+  }
+  let result: SettleResult;
+  try {
+    result = settle(response, context);
+  } catch (error) {
+    hold.release();
+    throw error;
+  }
+  if (isStreamed(result)) {
+    const actual = Promise.resolve(result.actual);
+    hold.actual(actual);
+    return result.response;
+  }
+  hold.actual(result as Cost | undefined | Promise<Cost | undefined>);
+  return response;
+}
+
+/** A timer that does not keep a process alive by itself (where the runtime can tell). */
+function unrefTimer(clock: Clock, callback: () => void, ms: number): TimerHandle {
+  const handle = clock.setTimeout(callback, ms);
+  (handle as { unref?: () => void } | null)?.unref?.();
+  return handle;
+}
+
+/**
+ * The response with a body that reports its end once — fully read, cancelled or errored — or after
+ * `idleMs` ms in which nobody read from it (the body stays readable then). A response without a body
+ * (or one a `Response` cannot be rebuilt with) reports at once and is returned as is. The copy keeps
+ * the status, headers, `url` and `redirected` of the original. @internal
+ *
+ * @example
+ * ```ts
+ * const tracked = trackBody(response, () => hold.bodyEnded(), clock, 30_000);
+ * ```
+ */
+export function trackBody(response: Response, ended: () => void, clock: Clock, idleMs: number): Response {
+  const body = response.body;
+  if (body === null || response.status < 200 || response.status > 599 || body.locked) {
+    ended();
+    return response;
+  }
+  let done = false;
+  let last = clock.now();
+  let timer: TimerHandle | undefined;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    if (timer !== undefined) clock.clearTimeout(timer);
+    timer = undefined;
+    ended();
+  };
+  // Checks idleness from the last read, so reading costs no timer work per chunk.
+  const check = () => {
+    timer = undefined;
+    if (done) return;
+    const idle = clock.now() - last;
+    if (idle >= idleMs) finish();
+    else timer = unrefTimer(clock, check, idleMs - idle);
+  };
+  timer = unrefTimer(clock, check, idleMs);
+  const reader = body.getReader();
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      last = clock.now();
+      try {
+        const chunk = await reader.read();
+        last = clock.now();
+        if (chunk.done) {
+          controller.close();
+          finish();
+        } else controller.enqueue(chunk.value);
+      } catch (error) {
+        finish();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      finish();
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  const copy = new Response(stream, { status: response.status, statusText: response.statusText, headers: response.headers });
+  for (const name of ["url", "redirected", "type"] as const) {
+    Object.defineProperty(copy, name, { value: response[name], enumerable: true });
+  }
+  return copy;
+}
+
+/**
+ * The queue priority of a call: `priority(request)` when given, else the standard `init.priority`
+ * ("high" → 1, "low" → -1, "auto" or none → 0).
+ * @throws {TypeError | RangeError} when `priority(request)` returns anything but a finite number
+ *
+ * @example
+ * ```ts
+ * priorityOf({ priority: "high" }, undefined, undefined); // 1
+ * ```
+ */
+export function priorityOf(
+  init: RequestInit | undefined,
+  request: (() => Request) | undefined,
+  fn: ((request: Request) => number) | undefined,
+): number {
+  if (fn !== undefined) {
+    const p = fn(request!());
+    if (typeof p !== "number" || !Number.isFinite(p)) {
+      throw new TypeError(`\`priority\` must return a finite number, got ${describeValue(p)}`);
+    }
+    return p;
+  }
+  const given = (init as { priority?: unknown } | undefined)?.priority;
+  return given === "high" ? 1 : given === "low" ? -1 : 0;
+}
+
+/**
+ * Validates `cost`, `settle`, `maxConcurrent` and `slotTimeout`; undefined when none of the first
+ * three is given (attempts are scheduled tasks then, at no extra cost). @internal
+ * @throws {RangeError | TypeError} naming the option and the value
+ *
+ * @example
+ * ```ts
+ * resolveCosts({ cost: 2, maxConcurrent: 4 }); // { cost: 2, settle: undefined, maxConcurrent: 4, slotTimeout: 30000 }
+ * ```
+ */
+export function resolveCosts(o: {
+  readonly permits?: unknown;
+  readonly cost?: unknown;
+  readonly settle?: unknown;
+  readonly maxConcurrent?: unknown;
+  readonly slotTimeout?: unknown;
+}): ResolvedCosts | undefined {
+  if (o.cost !== undefined && o.permits !== undefined) {
+    throw new TypeError("`cost` replaces `permits`: give one of them, not both");
+  }
+  const maxConcurrent = o.maxConcurrent === undefined ? undefined : positiveInteger("maxConcurrent", o.maxConcurrent);
+  const slotTimeout = o.slotTimeout === undefined ? HTTP_DEFAULTS.slotTimeout : nonNegativeFinite("slotTimeout", o.slotTimeout);
+  if (slotTimeout === 0 || slotTimeout > MAX_TIMER_DELAY) {
+    throw new RangeError(`\`slotTimeout\` must be a positive number of ms up to ${MAX_TIMER_DELAY}, got ${describeValue(o.slotTimeout)}`);
+  }
+  if (o.cost === undefined && o.settle === undefined && maxConcurrent === undefined) return undefined;
+  const permits = o.permits;
+  const cost = o.cost !== undefined ? checkCost(o.cost) : typeof permits === "function"
+    ? permits as (request: Request) => number
+    : permits === undefined ? HTTP_DEFAULTS.permits : positiveInteger("permits", permits);
+  return { cost, settle: checkSettle(o.settle), maxConcurrent, slotTimeout, reserve: o.cost !== undefined || o.settle !== undefined };
+}
+
+/**
+ * Schedules `send` as a task that lasts past its response until `end()` — so that a concurrency slot
+ * (and a window counted from completion) is held until the body is done. `response` settles with
+ * `send`'s outcome, or with the limiter's refusal. @internal
+ *
+ * @example
+ * ```ts
+ * const { response, end } = scheduleUntilEnd(limiter, send, { signal });
+ * trackBody(await response, end, clock, 30_000);
+ * ```
+ */
+export function scheduleUntilEnd(
+  limiter: { schedule<T>(task: () => T | PromiseLike<T>, options?: object): Promise<T> },
+  send: () => Promise<Response>,
+  options: object,
+): { readonly response: Promise<Response>; readonly end: () => void } {
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  let deliver!: (response: Response) => void;
+  let fail!: (error: unknown) => void;
+  const response = new Promise<Response>((resolve, reject) => {
+    deliver = resolve;
+    fail = reject;
+  });
+  limiter.schedule(async () => {
+    deliver(await send());
+    await ended;
+  }, options).catch(fail); // a refusal, an abort while queued, or send's own failure
+  return { response, end };
+}

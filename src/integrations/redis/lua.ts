@@ -1,0 +1,248 @@
+/**
+ * The Lua shared by every script (`scripts.ts`): argument parsing, number formatting, reservation
+ * records, and the two policies (smooth, strict window) over their Redis keys. The design note is in
+ * `scripts.ts`.
+ *
+ * @module
+ */
+
+/**
+ * Shared Lua: argument parsing, number formatting, records, and the two policies. ARGV layout for
+ * every operation: [1] now µs ('' = use TIME), [2] request count, [3] batch id (reserve) or the
+ * pause duration µs, [4] settle ms (how long a `reserve`'s record waits for its settle), [5]
+ * maxPending, [6] grace ms, [7] margin ms, [8] tombstone ms, [9] policy count, then 5 slots per policy: kind ('s'|'w'), limit, interval µs, burst, initial.
+ * KEYS: the policy keys first (smooth: state, queue, undo log; window: entries, pause), then the
+ * record keys.
+ */
+export const PRELUDE: string = `
+local function now_us()
+  if ARGV[1] ~= '' then return tonumber(ARGV[1]) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local function fint(x) return string.format('%d', x) end
+local function fnum(x) return string.format('%.17g', x) end
+local function ttl(horizon, margin)
+  local ms = math.ceil(horizon / 1000)
+  if ms < 0 then ms = 0 end
+  return ms + margin
+end
+-- a string key with its TTL in one call (a TTL of 0 means "already at rest": the key goes)
+local function put(key, value, ms)
+  if ms > 0 then redis.call('SET', key, value, 'PX', ms) else redis.call('DEL', key) end
+end
+local MARGIN = tonumber(ARGV[7])
+local GRACE = tonumber(ARGV[6])
+
+-- the policies and their keys; returns the list and how many keys they use
+local function policies()
+  local list = {}
+  local count = tonumber(ARGV[9])
+  local k = 0
+  for i = 1, count do
+    local b = 9 + (i - 1) * 5
+    local P = { kind = ARGV[b + 1], lim = tonumber(ARGV[b + 2]), iv = tonumber(ARGV[b + 3]),
+      burst = tonumber(ARGV[b + 4]), init = tonumber(ARGV[b + 5]), k1 = KEYS[k + 1], k2 = KEYS[k + 2] }
+    if P.kind == 's' then P.k3 = KEYS[k + 3]; k = k + 3 else k = k + 2 end
+    list[i] = P
+  end
+  return list, k
+end
+
+-- records: one string per reserve call, entries joined by ',' ('' = nothing recorded, 'x' = tombstone)
+local function rec_parse(v)
+  local t = {}
+  local n = 0
+  local pos = 1
+  while true do
+    local c = string.find(v, ',', pos, true)
+    n = n + 1
+    if c then t[n] = string.sub(v, pos, c - 1); pos = c + 1
+    else t[n] = string.sub(v, pos); return t, n end
+  end
+end
+local function rec_join(t, n)
+  for i = 1, n do if not t[i] then t[i] = '' end end
+  return table.concat(t, ',', 1, n)
+end
+
+-- smooth (SmoothPolicy, same arithmetic in the same order) ----------------------------------
+-- state string: 'a c s bar q p l lb' (p, l, lb may be empty)
+local function s_next(P) return P.a + (P.c * P.iv) / P.lim end
+local function s_pause(P, untilt)
+  if s_next(P) < untilt then P.a = untilt; P.c = 0 end
+end
+local function s_parse(P, v, now)
+  if v then
+    local a, c, s, bar, q, p, l, lb, tk, lt, e = string.match(v,
+      '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*) (%S+) (%S*) (%S+)$')
+    if not a then
+      -- the layout before reservations settled (no tk, lt, e): nothing taken since counts from here
+      a, c, s, bar, q, p, l, lb = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*)$')
+      tk = '0'; lt = ''; e = '0'
+    end
+    P.a = tonumber(a); P.c = tonumber(c); P.s = tonumber(s); P.bar = tonumber(bar); P.qn = tonumber(q)
+    P.p = p ~= '' and tonumber(p) or false; P.l = l; P.lb = lb
+    P.tk = tonumber(tk); P.lt = lt ~= '' and tonumber(lt) or false; P.e = e
+    P.exists = true
+  else
+    P.a = now; P.c = -P.init; P.p = false; P.s = 0; P.bar = 0; P.qn = 0; P.l = ''; P.lb = ''
+    -- e: this state's epoch (created at now); a reservation's mark names it, so a settle can tell a
+    -- state that expired at rest and was created again (its count of permits restarted)
+    P.tk = 0; P.lt = false; P.e = fint(now)
+    P.exists = false
+  end
+end
+local function s_load(P, now) s_parse(P, redis.call('GET', P.k1), now) end
+local function s_earliest(P, n, now)
+  local nf = s_next(P)
+  if nf > now then return nf end
+  return now
+end
+local function s_take(P, n, at)
+  if s_next(P) < at - (P.burst * P.iv) / P.lim then P.a = at; P.c = -P.burst end
+  P.c = P.c + n
+  P.tk = P.tk + n
+  P.lt = at
+end
+-- the state a cancel may restore: 'a|c|tk|lt' (SmoothPolicy's anchor, count, taken, last take)
+local function s_before(a, c, tk, lt)
+  return fint(a) .. '|' .. fnum(c) .. '|' .. fint(tk) .. '|' .. (lt and fint(lt) or '')
+end
+-- settles a reservation granted with mark (permits taken ever, right after its take) as
+-- SmoothPolicy.adjust: debt is a take now; a refund moves the next free time back by delta, but no
+-- earlier than max(t - burst, paused until) + (permits taken since) (t: the latest take, or now)
+local function s_adjust(P, delta, mark, now)
+  if delta > 0 then s_take(P, delta, now); return end
+  local since = P.tk - mark
+  local t = now
+  if since > 0 then t = P.lt end
+  local fa, fc
+  if P.p and P.p > t - (P.burst * P.iv) / P.lim then fa = P.p; fc = since else fa = t; fc = since - P.burst end
+  local floor = fa + (fc * P.iv) / P.lim
+  local nx = s_next(P)
+  if nx + (delta * P.iv) / P.lim >= floor then P.c = P.c + delta
+  elseif floor < nx then P.a = fa; P.c = fc end
+end
+local function s_horizon(P, now)
+  local h = s_next(P) + (P.init * P.iv) / P.lim - now
+  if P.p and P.p - now > h then h = P.p - now end
+  return h
+end
+local function s_save(P, now)
+  local ms = ttl(s_horizon(P, now), MARGIN)
+  put(P.k1, fint(P.a) .. ' ' .. fnum(P.c) .. ' ' .. fint(P.s) .. ' ' .. fint(P.bar) .. ' ' .. fint(P.qn) .. ' ' ..
+    (P.p and fint(P.p) or '') .. ' ' .. P.l .. ' ' .. P.lb .. ' ' .. fint(P.tk) .. ' ' .. (P.lt and fint(P.lt) or '') .. ' ' ..
+    P.e, ms)
+  if P.qn > 0 then redis.call('PEXPIRE', P.k2, ms); redis.call('PEXPIRE', P.k3, ms) end
+end
+local function s_restore(P, before)
+  local a, c, rest = string.match(before, '^(%-?%d+)|([^|]+)(.*)$')
+  P.a = tonumber(a); P.c = tonumber(c)
+  local tk, lt = string.match(rest, '^|(%d+)|(%-?%d*)$')
+  if tk then P.tk = tonumber(tk); P.lt = lt ~= '' and tonumber(lt) or false end
+  if P.p then s_pause(P, P.p) end
+end
+-- drop settled reservations from the head of the undo log (granted more than GRACE ago)
+local function s_prune(P, now)
+  if P.qn == 0 then return end
+  for _ = 1, 8 do
+    local head = redis.call('ZRANGE', P.k2, 0, 15)
+    if #head == 0 then return end
+    local bs = redis.call('HMGET', P.k3, unpack(head))
+    local gone = 0
+    for i = 1, #head do
+      local g = bs[i] and tonumber(string.match(bs[i], '^(%-?%d+)|')) or nil
+      if g and g + GRACE * 1000 > now then break end
+      gone = i
+    end
+    if gone > 0 then
+      redis.call('HDEL', P.k3, unpack(head, 1, gone))
+      redis.call('ZREMRANGEBYRANK', P.k2, 0, gone - 1)
+      P.qn = P.qn - gone
+      P.dirty = true
+    end
+    if gone < #head then return end
+  end
+end
+
+-- strict window (WindowPolicy over a zset of reservations) ----------------------------------
+local function w_parse(m)
+  local t, n = string.match(m, '^(%-?%d+)|(%d+)|')
+  return tonumber(t), tonumber(n)
+end
+-- Drops the entries that left the window; remembers the first one left (P.fn, P.fc) when seen.
+local function w_trim(P, now)
+  P.fc = false
+  -- steady state: a few entries leave per call, found among the oldest 4
+  local head = redis.call('ZRANGE', P.k1, 0, 3, 'WITHSCORES')
+  local count = #head / 2
+  local gone = 0
+  for i = 1, count do
+    local t, n = w_parse(head[2 * i - 1])
+    if t + P.iv > now then P.fn = n; P.fc = tonumber(head[2 * i]); break end
+    gone = i
+  end
+  if gone < count or count == 0 then
+    if gone > 0 then redis.call('ZREMRANGEBYRANK', P.k1, 0, gone - 1) end
+    -- fewer than 4 entries: the newest is among them
+    if count < 4 and count > gone then
+      P.tlast = w_parse(head[2 * count - 1]); P.clast = tonumber(head[2 * count])
+    elseif count == 0 or count == gone then
+      P.tlast = false; P.clast = 0
+    end
+    return
+  end
+  local last = redis.call('ZRANGE', P.k1, -1, -1)
+  if w_parse(last[1]) + P.iv <= now then redis.call('DEL', P.k1); P.tlast = false; P.clast = 0; return end
+  -- after a lull: binary search the first entry still inside the window, ranks [lo, hi]
+  local lo, hi = count, redis.call('ZCARD', P.k1) - 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m = redis.call('ZRANGE', P.k1, mid, mid)
+    if w_parse(m[1]) + P.iv <= now then lo = mid + 1 else hi = mid end
+  end
+  redis.call('ZREMRANGEBYRANK', P.k1, 0, lo - 1)
+end
+-- p: the pause string (read with the record), or false
+local function w_load(P, now, p)
+  P.tlast = nil
+  w_trim(P, now)
+  P.p = p and tonumber(p) or false
+  if P.tlast ~= nil then return end
+  local last = redis.call('ZRANGE', P.k1, -1, -1, 'WITHSCORES')
+  if #last > 0 then
+    P.tlast = w_parse(last[1]); P.clast = tonumber(last[2])
+  else
+    P.tlast = false; P.clast = 0
+  end
+end
+-- a batch's new window entries are added in one ZADD, flushed before anything reads the zset again
+local function w_flush(P)
+  if P.adds and #P.adds > 0 then redis.call('ZADD', P.k1, unpack(P.adds)); P.adds = {} end
+end
+local function w_earliest(P, n, now)
+  local e = now
+  if P.p and P.p > e then e = P.p end
+  if not P.tlast then return e end
+  if P.tlast > e then e = P.tlast end
+  if not P.fc then
+    w_flush(P)
+    local first = redis.call('ZRANGE', P.k1, 0, 0, 'WITHSCORES')
+    local _, nf = w_parse(first[1])
+    P.fn = nf; P.fc = tonumber(first[2])
+  end
+  local left = P.fc - P.fn
+  if P.clast - left + n <= P.lim then return e end
+  w_flush(P)
+  local j = redis.call('ZRANGEBYSCORE', P.k1, fint(P.clast - P.lim + n), '+inf', 'LIMIT', 0, 1)
+  local leaves = w_parse(j[1]) + P.iv
+  if leaves > e then e = leaves end
+  return e
+end
+-- the zset lives until its newest entry leaves the window
+local function w_ttl(P, now)
+  local last = redis.call('ZRANGE', P.k1, -1, -1)
+  if #last > 0 then redis.call('PEXPIRE', P.k1, ttl(w_parse(last[1]) + P.iv - now, MARGIN)) end
+end
+`;
