@@ -68,6 +68,16 @@ export interface AcquireOptions {
 export interface ScheduleOptions extends AcquireOptions {
   /** How many permits the task costs. @default 1 */
   permits?: number;
+  /**
+   * `"completion"`: on a strict window (a `WindowLimiter`, or a combination holding one) this task's
+   * permits stay in flight until it settles and count from then, as if the limiter had been built
+   * with `countFrom: "completion"` — safe against a server counting arrivals, whatever the latency.
+   * The throttled fetch and `sluice/undici` pass it for every attempt, so a window the user built
+   * counted from the grant is as safe as the `limit`/`interval` shorthand. Limiters without a
+   * window (smooth, fixed window, sliding counter) count at the grant whatever it says.
+   * @default the limiter's own `countFrom`
+   */
+  countFrom?: "completion";
 }
 
 /**
@@ -270,7 +280,13 @@ export abstract class GatedLimiter implements Limiter {
     gate.serveOverdue(now);
     // A task started just now (an overdue grant) may have aborted this caller's signal.
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-    const countFrom = task === undefined ? "grant" : this.#countFrom;
+    const asked = task === undefined ? undefined : (opts as ScheduleOptions).countFrom;
+    if (asked !== undefined && asked !== "completion") {
+      throw new RangeError(`\`countFrom\` must be "completion" or undefined, got ${describeValue(asked)}`);
+    }
+    // A policy that can hold permits (a strict window) can hold them until completion for this task
+    // alone; one that cannot (no window) counts at the grant whatever was asked.
+    const countFrom = task === undefined ? "grant" : asked === "completion" && this.#countFrom !== "grant" ? "completion" : this.#countFrom;
     // Granted at once, a task starts now: only completion needs its permits held.
     const holdNow = countFrom === "completion";
     if (gate.tryTakeNow(this.#queue, permits, now, holdNow)) {
@@ -291,7 +307,7 @@ export abstract class GatedLimiter implements Limiter {
     }
     // A held task's permits are stamped at its start, or released at its completion, by the gate
     // (see the queue's `countFrom`).
-    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, priority, arrivalOf(opts));
+    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, priority, arrivalOf(opts), countFrom === "completion");
   }
 
   /** Releases permits held until a task completes (`release`) and the concurrency slots it holds. */
