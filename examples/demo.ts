@@ -13,6 +13,7 @@
  * While each run goes it shows live progress; at the end, a side-by-side summary and an SVG timeline.
  *
  *   npm start                     (defaults: --rate 30 --requests 300 --concurrency 50)
+ *   npm start -- --adaptive       a client told the wrong limit settles (see adaptive-demo.ts)
  *   npm start -- --help
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -27,6 +28,11 @@ import {
   WindowLimiter,
 } from "../src/index.ts";
 import { type LocalApi, startLocalApi } from "./support/local-api.ts";
+
+if (process.argv.slice(2).includes("--adaptive")) {
+  const { adaptiveScene } = await import("./adaptive-demo.ts");
+  process.exit(await adaptiveScene(process.argv.slice(2).filter((a) => a !== "--adaptive")));
+}
 
 const ALGORITHMS = ["window", "smooth", "fixed", "sliding"] as const;
 type Algorithm = (typeof ALGORITHMS)[number];
@@ -53,7 +59,9 @@ if (args.help) {
                       smooth:  SmoothLimiter at the rate, evenly spaced
                       fixed:   FixedWindowLimiter (can burst 2x across an edge: expect 429s)
                       sliding: SlidingCounterLimiter (approximate)
-  --out FILE        where to write the SVG timeline              (default .tmp/demo-timeline.svg)`);
+  --out FILE        where to write the SVG timeline              (default .tmp/demo-timeline.svg)
+  --adaptive        the adaptive scene instead: a client told the wrong limit settles
+                    (npm start -- --adaptive --help for its options)`);
   process.exit(0);
 }
 

@@ -47,6 +47,7 @@ export {
   type SendTag,
 } from "./adaptive/controller.ts";
 export { AdaptiveLimiter, type AdaptiveLimiterOptions, sendAdaptive } from "./adaptive/limiter.ts";
+export { AdaptiveRates, type AdaptiveRatesOptions, type KeyedRateChange } from "./adaptive/rates.ts";
 export { type LimiterEventListener, type LimiterEventType, LimiterEvents, type LimiterListenerOptions } from "./limiters/events.ts";
 export type { LimiterStats, Rate } from "./limiters/stats.ts";
 export { DEFAULTS } from "./defaults.ts";

@@ -197,6 +197,11 @@ export class AdaptiveController {
     return this.#rate;
   }
 
+  /** The rate a fresh controller with the same options starts at, requests per second. */
+  get initialRate(): number {
+    return this.#o.initialRate;
+  }
+
   /** The current overload epoch (a cut starts a new one). */
   get epoch(): number {
     return this.#epoch;

@@ -15,6 +15,7 @@ import type { HeadersLike } from "../http/header-values.ts";
 import { readServerSignals } from "../http/throttle.ts";
 import type { AcquireOptions, BaseLimiterOptions, Limiter, ScheduleOptions } from "../limiters/limiter.ts";
 import { resolveClock } from "../limiters/limiter.ts";
+import type { Permits, Reservation, ReserveOptions } from "../limiters/reservation.ts";
 import type { LimiterEvents } from "../limiters/events.ts";
 import { withRateReason } from "../limiters/set-limit.ts";
 import { SmoothLimiter } from "../limiters/smooth.ts";
@@ -62,6 +63,8 @@ export class AdaptiveLimiter implements Limiter {
   readonly #clock: Clock;
   readonly #onChange: ((change: RateChange) => void) | undefined;
   readonly #wallClock: () => number;
+  /** When the last pause ends (clock ms). */
+  #pausedUntil = -Infinity;
 
   /**
    * Creates the limiter at the controller's starting rate, nothing queued.
@@ -107,6 +110,11 @@ export class AdaptiveLimiter implements Limiter {
     return this.#inner.tryAcquire(permits);
   }
 
+  /** Waits like `acquire` and returns a handle whose `cancel()` gives the permits back (see `Limiter.reserve`). */
+  reserve(permits: Permits = 1, options?: ReserveOptions): Promise<Reservation> {
+    return this.#inner.reserve(permits, options);
+  }
+
   /** Runs `task` once permits are granted (see {@link Limiter.schedule}). */
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     return this.#inner.schedule(task, options);
@@ -115,11 +123,24 @@ export class AdaptiveLimiter implements Limiter {
   /** Grants nothing for `ms`; callers resume spaced at the learned rate. */
   pause(ms: number): void {
     this.#inner.pause(ms);
+    this.#pausedUntil = Math.max(this.#pausedUntil, this.#clock.now() + ms);
   }
 
-  /** True when nothing waits and the rate state would grant nothing a fresh limiter would not. */
+  /** True while a pause (the server's delay, a used-up quota) holds every caller back. */
+  get paused(): boolean {
+    return this.#clock.now() < this.#pausedUntil;
+  }
+
+  /**
+   * True when forgetting this limiter (a `KeyedLimiter` evicting an idle key) cannot send faster
+   * than the server allows: nothing waits or is paused, no request is in flight (its answer must
+   * reach the learned state), and the learned rate is at least where a fresh limiter starts. A key
+   * whose rate the server cut below that start is therefore kept (a fresh one would overload it
+   * again); one that learned a higher rate may be forgotten, at the cost of slow start next time.
+   */
   isIdle(): boolean {
-    return this.#inner.isIdle();
+    const c = this.#controller;
+    return c.inFlight === 0 && c.rate >= c.initialRate && this.#inner.isIdle();
   }
 
   /**
@@ -207,7 +228,7 @@ export class AdaptiveLimiter implements Limiter {
       // Its `ratechange` event says why the controller moved (not "setLimit").
       withRateReason(change.reason, () => this.#inner.setLimit({ limit: change.rate, interval: 1000 }));
     }
-    if (advice.pauseMs > 0) this.#inner.pause(advice.pauseMs);
+    if (advice.pauseMs > 0) this.pause(advice.pauseMs);
     if (advice.change !== undefined) this.#onChange?.(advice.change);
   }
 }

@@ -83,6 +83,8 @@ export interface HttpDefaults {
   readonly rateLimitHeaders: boolean;
   /** Send an idempotency key with non-idempotent requests (and retry them like idempotent ones). */
   readonly idempotencyKey: boolean;
+  /** Learn the server's rate per key (see `ADAPTIVE_DEFAULTS` for the knobs). */
+  readonly adaptive: boolean;
   /** The header `idempotencyKey: true` sets on non-idempotent requests. */
   readonly idempotencyKeyHeader: string;
   /** With `maxConcurrent`: ms a response body may go unread before its slot is freed. */
@@ -110,6 +112,7 @@ export const HTTP_DEFAULTS: HttpDefaults = Object.freeze({
   lenientRetryAfter: true,
   rateLimitHeaders: true,
   idempotencyKey: false,
+  adaptive: false,
   idempotencyKeyHeader: "Idempotency-Key",
   // A caller that reads its body reads it at once; one that never will must not hold a slot long.
   slotTimeout: 30_000,

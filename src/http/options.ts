@@ -9,6 +9,7 @@ import { type Clock, MAX_TIMER_DELAY } from "../clock.ts";
 import type { Limiter } from "../limiters/limiter.ts";
 import type { KeyedLimiter } from "../limiters/keyed.ts";
 import { isKeyedLimiter } from "./limiter-shape.ts";
+import { AdaptiveRates, type AdaptiveRatesOptions, toldRate } from "../adaptive/rates.ts";
 import { GatedLimiter, INTERNALS, resolveClock } from "../limiters/limiter.ts";
 import { LIMITER_DEFAULTS } from "../limiters/defaults.ts";
 import { WindowLimiter } from "../limiters/window.ts";
@@ -246,8 +247,20 @@ export interface ThrottledFetchOptions {
   limit?: number;
   /** With `limit`: the window in ms. @default 1000 */
   interval?: number;
-  /** With a `KeyedLimiter`: the key of a request. @default the request's origin, e.g. "https://api.example.com" */
+  /**
+   * With a `KeyedLimiter` or `adaptive`: the key of a request (one limiter, and one learned rate,
+   * per key). @default the request's origin, e.g. "https://api.example.com"
+   */
   key?: (request: Request) => string;
+  /**
+   * Learn the server's rate from its answers, one rate per `key(request)` (see the README's
+   * "Adaptive rate"). `true` for the defaults, the knobs (`ADAPTIVE_DEFAULTS`: `initialRate`,
+   * `minRate`, `decrease`, `probeInterval`, `limitWindow`, `maxRate`, and `onChange`), or an
+   * {@link AdaptiveRates} to share and read. Without `limit`/`limiter` the fetch discovers the rate;
+   * with them the limit is a ceiling never exceeded and the starting rate.
+   * @default false
+   */
+  adaptive?: boolean | AdaptiveRatesOptions | AdaptiveRates;
   /** The fetch to call, read at each call (so test mocks installed later apply). @default globalThis.fetch */
   fetch?: FetchLike;
   /** Permits one attempt costs, or a function of the request (e.g. estimated tokens). @default 1 */
@@ -351,6 +364,10 @@ export interface ThrottledFetchOptions {
 
 /** The settings the loop reads. @internal */
 export interface ResolvedOptions {
+  /** The learned rates per key, with `adaptive`. */
+  readonly adaptive: AdaptiveRates | undefined;
+  /** With `adaptive`: the ceiling of a key whose limiter is `limiter` (requests per second). */
+  readonly ceiling: (limiter: Limiter | undefined) => number;
   readonly limiter: Limiter | undefined;
   readonly keyed: KeyedLimiter<string> | undefined;
   readonly key: (request: Request) => string;
@@ -454,6 +471,15 @@ function originOf(request: Request): string {
   return new URL(request.url).origin;
 }
 
+function resolveAdaptive(value: unknown, clock: Clock, wallClock: () => number): AdaptiveRates | undefined {
+  if (value === undefined) value = HTTP_DEFAULTS.adaptive;
+  if (value === false) return undefined;
+  if (value !== true && (typeof value !== "object" || value === null)) {
+    throw new TypeError(`\`adaptive\` must be a boolean, an options object or an AdaptiveRates, got ${describeValue(value)}`);
+  }
+  return AdaptiveRates.of(value as true | AdaptiveRatesOptions | AdaptiveRates, clock, wallClock);
+}
+
 /** Validates `options` and fills in the defaults. @internal */
 export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions {
   const o = optionsObject("options", options);
@@ -467,6 +493,8 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
   let limiter = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
     ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion", clock })
     : (o.limiter as Limiter | undefined);
+  const wallClock = optionalFunction("wallClock", o.wallClock) ?? Date.now;
+  const adaptive = resolveAdaptive(o.adaptive, clock, wallClock);
   const costs = resolveCosts(o);
   let slotsOf: ResolvedOptions["slotsOf"];
   if (costs?.maxConcurrent !== undefined) {
@@ -474,10 +502,11 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     if (keyed === undefined) limiter = slots(undefined, "");
     else slotsOf = slots;
   }
-  if (keyed === undefined && !isLimiter(limiter)) {
+  // Adaptive alone (no limit told) needs no limiter: the learned rate is the only one.
+  if (keyed === undefined && !isLimiter(limiter) && !(adaptive !== undefined && limiter === undefined)) {
     throw new TypeError(`\`limiter\` must be a Limiter or a KeyedLimiter (or give \`limit\`), got ${describeValue(o.limiter)}`);
   }
-  if (keyed === undefined && o.key !== undefined) {
+  if (keyed === undefined && o.key !== undefined && adaptive === undefined) {
     throw new TypeError("`key` needs a KeyedLimiter as `limiter` (one limiter per key), got a single limiter");
   }
   const permits = o.permits ?? HTTP_DEFAULTS.permits;
@@ -504,6 +533,8 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
   };
 
   const resolved: Omit<ResolvedOptions, "lean"> = {
+    adaptive,
+    ceiling: toldRate,
     limiter,
     keyed,
     key: optionalFunction("key", o.key) ?? originOf,
@@ -526,10 +557,10 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     onRetry: optionalFunction("onRetry", o.onRetry),
     onResponse: optionalFunction("onResponse", o.onResponse),
     clock,
-    wallClock: optionalFunction("wallClock", o.wallClock) ?? Date.now,
+    wallClock,
     random: optionalFunction("random", o.random) ?? Math.random,
   };
-  const lean = typeof permits !== "function" && keyed === undefined && resolved.idempotencyKey === undefined &&
+  const lean = adaptive === undefined && typeof permits !== "function" && keyed === undefined && resolved.idempotencyKey === undefined &&
     costs === undefined && priority === undefined &&
     !resolved.shouldRetry && !resolved.delay && !resolved.onThrottle && !resolved.onRetry && !resolved.onResponse;
   return { ...resolved, lean };

@@ -34,6 +34,8 @@ import { describeRequest, headerValues, scrubError, scrubText, secretsOf } from 
 import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
 import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
+import type { SendTag } from "../adaptive/controller.ts";
+import { type Admission, admitAdaptive, mustPace } from "../adaptive/rates.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
 import { anySignal, sleep, startTimer, type Timer } from "./timers.ts";
 import { applySettle, AttemptHold, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
@@ -200,7 +202,12 @@ async function runAttempts(
   const idempotent = policy.methods.has(call.method) || call.hasIdempotencyKey;
   const replayable = plan.kind !== "streamed";
   const permits = typeof config.permits === "function" ? config.permits(call.request) : config.permits;
-  const key = config.keyed === undefined ? undefined : config.key(call.request);
+  // The cost before the key: a key may depend on what the cost read from the body (an LLM profile's
+  // budgets are per model, and the model is in the body).
+  const costs = config.costs;
+  const cost = costs === undefined || !costs.reserve ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
+  // With a KeyedLimiter or `adaptive`: one limiter, and one learned rate, per key.
+  const key = config.keyed === undefined && config.adaptive === undefined ? undefined : config.key(call.request);
   if (key !== undefined && typeof key !== "string") {
     throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
   }
@@ -208,14 +215,17 @@ async function runAttempts(
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
   const priority = config.priority === undefined && init?.priority === undefined ? 0 : priorityOf(init, () => call.request, config.priority);
-  const scheduleOptions: ScheduleOptions = config.maxWait === undefined ? { permits, signal: callSignal } : { permits, signal: callSignal, maxWait: config.maxWait };
+  // Every attempt's window slot counts from its response (`countFrom: "completion"`), also on a
+  // window the user built counting from the grant: safe at a strict server's documented limit
+  // whatever the latency, like the `limit`/`interval` shorthand. Limiters without a window ignore it.
+  const scheduleOptions: ScheduleOptions = config.maxWait === undefined
+    ? { permits, signal: callSignal, countFrom: "completion" }
+    : { permits, signal: callSignal, maxWait: config.maxWait, countFrom: "completion" };
   if (priority !== 0) (scheduleOptions as { priority?: number }).priority = priority;
   // A retry waits in the call's place in the queue, not behind everyone who came since (see README
   // "A retry keeps its place"): the arrival number the first attempt queues with, kept.
   const place = newArrival();
   let retryOptions: ScheduleOptions | undefined;
-  const costs = config.costs;
-  const cost = costs === undefined || !costs.reserve ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
   // With `maxConcurrent` alone: attempts are tasks held until their body ends (see `scheduleUntilEnd`).
   // (A task of `permits` takes that many of every member, slots too: other costs reserve instead.)
   const slotOnly = costs !== undefined && !costs.reserve && permits === 1;
@@ -229,9 +239,16 @@ async function runAttempts(
   try {
     for (;;) {
       // Looked up per attempt: a KeyedLimiter may have replaced an idle key's limiter meanwhile.
-      const limiter: Limiter = config.keyed === undefined
-        ? config.limiter!
+      const limiter: Limiter | undefined = config.keyed === undefined
+        ? config.limiter
         : config.slotsOf === undefined ? config.keyed.get(key!) : config.slotsOf(config.keyed.get(key!), key!);
+      // The key's learned rate (with `adaptive`): waited for first, fed each answer. Retries come
+      // through here again, so they pay the learned rate too.
+      const ceiling = config.adaptive === undefined ? Infinity : config.ceiling(limiter);
+      const adaptive = config.adaptive?.get(key!, ceiling);
+      let admitted: Admission | undefined;
+      let tag: SendTag | undefined;
+      let adaptivePause = 0;
       let sent = false;
       let timedOut: TimeoutError | undefined;
       let inFlight = 0; // the other requests on this limiter in flight when the response came
@@ -240,8 +257,21 @@ async function runAttempts(
       let endSlot: (() => void) | undefined;
       const options = state.attempts === 0 ? scheduleOptions : retryOptions ??= { ...scheduleOptions, [ARRIVAL]: place } as ScheduleOptions;
       try {
+        if (adaptive !== undefined) {
+          const options = config.maxWait === undefined ? { signal: callSignal } : { signal: callSignal, maxWait: config.maxWait };
+          admitted = await admitAdaptive(adaptive, options, ceiling);
+        }
+        const queuedAt = clock.now();
         const send = async () => {
+          // Held by the limiter (its pause, its window) after the learned rate admitted it, or
+          // passed at the ceiling before a cut: the learned rate paces it again now, so attempts
+          // queued there do not leave together when the limiter lets them go.
+          if (adaptive !== undefined && (admitted!.passed || clock.now() - queuedAt >= 1) && mustPace(adaptive, ceiling)) {
+            const again = await admitAdaptive(adaptive, { signal: callSignal }, ceiling);
+            admitted = { ...again, waited: again.waited || admitted!.waited };
+          }
           sent = true;
+          if (adaptive !== undefined) tag = adaptive.onSent(admitted!.waited);
           const attempts = ++state.attempts;
           held?.discard();
           held = undefined;
@@ -255,7 +285,7 @@ async function runAttempts(
             });
             signal = anySignal([callSignal, timed ? attempt.signal : undefined]);
           }
-          const flight = startFlight(limiter);
+          const flight = startFlight(limiter ?? adaptive!);
           try {
             const response = await fetchImpl(input, attemptInit(init, plan, call.headers, signal, lean));
             inFlight = flight.others();
@@ -266,7 +296,8 @@ async function runAttempts(
           }
         };
         let response: Response;
-        if (slotOnly) {
+        if (limiter === undefined) response = await send();
+        else if (slotOnly) {
           const scheduled = scheduleUntilEnd(limiter, send, options);
           endSlot = scheduled.end;
           response = await scheduled.response;
@@ -282,12 +313,14 @@ async function runAttempts(
           hold = new AttemptHold(reservation, clock, { slot: costs!.maxConcurrent !== undefined, slotTimeout: costs!.slotTimeout });
           response = await send();
         }
+        if (tag !== undefined && isResponse(response)) adaptivePause = adaptive!.onResponse(tag, response).pauseMs;
         result = { response };
       } catch (error) {
         hold?.release(); // a failed attempt counts as reserved
         // Not sent: the limiter refused or the wait was aborted; nothing was taken. A refused retry
         // gives the caller the response it already had (the README's promise), not the refusal.
         if (!sent) {
+          admitted?.cancel(); // the learned rate's permit, taken for an attempt never sent
           if (held !== undefined && !callSignal?.aborted) {
             const last = held.response;
             held = undefined;
@@ -295,6 +328,7 @@ async function runAttempts(
           }
           throw error;
         }
+        if (tag !== undefined) adaptive!.onAbandoned(tag);
         // The caller's abort (or the total timeout) wins over whatever the attempt failed with.
         if (callSignal?.aborted) throw abortReason(callSignal);
         // An attempt cut off by our timeout fails with the TimeoutError, whatever fetch made of the abort.
@@ -309,7 +343,7 @@ async function runAttempts(
       let decided: Decided;
       try {
         const after = afterAttempt(config, {
-          call, result, attempt: state.attempts, key, limiter, idempotent, replayable, started, inFlight,
+          call, result, attempt: state.attempts, key, limiter, adaptive: adaptive !== undefined, adaptivePause, idempotent, replayable, started, inFlight,
         });
         // Decided at once unless a hook or the decision needs awaiting (no hop for a final response).
         decided = after instanceof Promise ? await after : after;
@@ -356,7 +390,12 @@ interface AttemptContext {
   readonly result: AttemptResult;
   readonly attempt: number;
   readonly key: string | undefined;
-  readonly limiter: Limiter;
+  /** The limiter the attempt took permits from; none with `adaptive` alone. */
+  readonly limiter: Limiter | undefined;
+  /** The key learns its rate: its adaptive limiter already read the answer (and paused itself). */
+  readonly adaptive: boolean;
+  /** How long the key's adaptive limiter paused every caller, ms. */
+  readonly adaptivePause: number;
   readonly idempotent: boolean;
   readonly replayable: boolean;
   readonly started: number;
@@ -400,10 +439,17 @@ function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: A
   });
   const pause = pauseFor(signals, attempt, config.policy);
   if (pause !== undefined) {
-    if (pause.ms > 0) {
+    // With `adaptive`, the key's limiter already paused for the server's delay and for a used-up
+    // quota (counting the requests in flight): the shared limiter is paused only for a delay the
+    // server gave (other clients of it must honour it too), not for a quota the adaptive limiter
+    // paces out, nor for our own backoff step (the one cut per overload event slows the key).
+    const pauseBase = pause.ms > 0 && limiter !== undefined &&
+      (!ctx.adaptive || (pause.reason === "throttled" && signals.delay !== undefined));
+    if (pauseBase) {
       limiter.pause(pause.ms);
       paused = pause.ms;
     }
+    if (ctx.adaptive) paused = Math.max(paused, ctx.adaptivePause);
     config.onThrottle?.({ request: ctx.call.request, response, attempt, key, reason: pause.reason, delay: pause.requested, paused });
   }
   return { outcome: { kind: "response", status: response.status, serverDelay: signals.delay?.ms }, paused };

@@ -49,7 +49,7 @@ import { amountAt, conflictsUntil, newEpoch, reserve, type Reservations, scanQue
 import { RESOLVED, settleInOrder, stamped, startTask } from "./settle.ts";
 import { abortReason, unwatch, watch } from "./signals.ts";
 import { abortedAt, grantedInScan } from "./stats.ts";
-import { type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
+import { CompletionTaskWaiter, type Task, TaskWaiter, Waiter, WaitQueue } from "./waiter.ts";
 
 export { abortReason, RESOLVED, startTask, type Task, Waiter, WaitQueue };
 
@@ -171,8 +171,13 @@ export class Gate extends GateTimer {
     task?: Task,
     priority = 0,
     arrival?: number,
+    completion = false,
   ): Promise<void> {
-    const waiter = task === undefined ? new Waiter(permits, queue, hold) : new TaskWaiter(permits, queue, hold, task);
+    const waiter = task === undefined
+      ? new Waiter(permits, queue, hold)
+      : completion
+      ? new CompletionTaskWaiter(permits, queue, hold, task)
+      : new TaskWaiter(permits, queue, hold, task);
     return this.enqueueWaiter(waiter, now, signal, priority, arrival);
   }
 

@@ -52,6 +52,16 @@ export interface AcquireOptions {
 export interface ScheduleOptions extends AcquireOptions {
   /** How many permits the task costs. @default 1 */
   permits?: number;
+  /**
+   * `"completion"`: on a strict window (a `WindowLimiter`, or a combination holding one) this task's
+   * permits stay in flight until it settles and count from then, as if the limiter had been built
+   * with `countFrom: "completion"` — safe against a server counting arrivals, whatever the latency.
+   * The throttled fetch and `sluice/undici` pass it for every attempt, so a window the user built
+   * counted from the grant is as safe as the `limit`/`interval` shorthand. Limiters without a
+   * window (smooth, fixed window, sliding counter) count at the grant whatever it says.
+   * @default the limiter's own `countFrom`
+   */
+  countFrom?: "completion";
 }
 
 /**

@@ -149,7 +149,13 @@ export abstract class GatedLimiter implements Limiter {
     gate.serveOverdue(now);
     // A task started just now (an overdue grant) may have aborted this caller's signal.
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-    const countFrom = task === undefined ? "grant" : this.#countFrom;
+    const asked = task === undefined ? undefined : (opts as ScheduleOptions).countFrom;
+    if (asked !== undefined && asked !== "completion") {
+      throw new RangeError(`\`countFrom\` must be "completion" or undefined, got ${describeValue(asked)}`);
+    }
+    // A policy that can hold permits (a strict window) can hold them until completion for this task
+    // alone; one that cannot (no window) counts at the grant whatever was asked.
+    const countFrom = task === undefined ? "grant" : asked === "completion" && this.#countFrom !== "grant" ? "completion" : this.#countFrom;
     // Granted at once, a task starts now: only completion needs its permits held.
     const holdNow = countFrom === "completion";
     if (gate.tryTakeNow(this.#queue, permits, now, holdNow)) {
@@ -170,7 +176,7 @@ export abstract class GatedLimiter implements Limiter {
     }
     // A held task's permits are stamped at its start, or released at its completion, by the gate
     // (see the queue's `countFrom`).
-    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, priority, arrivalOf(opts));
+    return gate.enqueue(this.#queue, permits, now, signal, countFrom !== "grant", task, priority, arrivalOf(opts), countFrom === "completion");
   }
 
   /** Releases permits held until a task completes (`release`) and the concurrency slots it holds. */

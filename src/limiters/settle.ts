@@ -6,7 +6,7 @@
  */
 import type { Gate } from "./gate.ts";
 import { announceGrant } from "./stats.ts";
-import { type Task, TaskWaiter, type Waiter, type WaitQueue } from "./waiter.ts";
+import { CompletionTaskWaiter, type Task, TaskWaiter, type Waiter, type WaitQueue } from "./waiter.ts";
 
 /**
  * Runs a task now: its result, or its synchronous throw as a rejection, becomes the returned
@@ -101,7 +101,7 @@ function settle(waiter: Waiter, granter: Gate): void {
     const queue = waiter.queue;
     if (waiter.hold || queue.slots) {
       const gate = granter.root();
-      const stamp = waiter.hold && queue.countFrom === "start";
+      const stamp = waiter.hold && queue.countFrom === "start" && !(waiter instanceof CompletionTaskWaiter);
       if (stamp) gate.stampStart(queue.policies, waiter.permits);
       // Concurrency slots, and permits counted from completion, end when the task settles.
       const release = waiter.hold && !stamp;

@@ -125,6 +125,13 @@ export class TaskWaiter extends Waiter {
 }
 
 /**
+ * A task whose held permits count from its completion whatever its queue's `countFrom` (a
+ * `schedule(task, { countFrom: "completion" })` call): a subclass rather than a field, so no other
+ * waiter grows.
+ */
+export class CompletionTaskWaiter extends TaskWaiter {}
+
+/**
  * The queue of one limiter object: FIFO per priority (see `priority.ts`). Priority 0 waiters are a
  * doubly linked list held here (`head`/`tail`), so an abort unlinks in O(1) and the default path
  * costs what a plain FIFO does; other priorities get a {@link Level} each, once used.

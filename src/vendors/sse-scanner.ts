@@ -55,6 +55,7 @@ export class SseScanner {
   #dataOverflow = false;
 
   /**
+   * Makes a scanner that calls `onEvent` for each event of the bytes pushed into it.
    * @param onEvent called with each complete event (at its blank line).
    * @param maxLineBytes the cap on the partial line's bytes plus the current event's data.
    * @throws {RangeError} when `maxLineBytes` is not a positive integer.

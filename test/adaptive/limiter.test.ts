@@ -114,3 +114,45 @@ test("property: a rate change re-times queued callers — after it, grants are s
   );
   reach.atLeast({ "several queued at the change": 60, lowered: 25, raised: 25 });
 });
+
+describe("AdaptiveLimiter.isIdle (KeyedLimiter eviction)", () => {
+  const ok = new Response(null, { status: 200 });
+  const refused = new Response(null, { status: 429 });
+
+  test("a request in flight keeps it (its answer must reach the learned state)", async () => {
+    const clock = new ManualClock();
+    const limiter = new AdaptiveLimiter({ clock });
+    await limiter.acquire();
+    const tag = limiter.onSent(false);
+    await clock.advance(10_000);
+    expect(limiter.isIdle()).toBe(false);
+    limiter.onResponse(tag, ok);
+    expect(limiter.isIdle()).toBe(true);
+  });
+
+  test("a rate cut below where a fresh limiter starts is kept: forgetting it would send faster than the server allows", async () => {
+    const clock = new ManualClock();
+    const limiter = new AdaptiveLimiter({ clock, maxRate: 10 });
+    await limiter.acquire();
+    const tag = limiter.onSent(false);
+    limiter.onResponse(tag, refused);
+    expect(limiter.rate).toBeLessThan(10);
+    await clock.advance(3_600_000);
+    expect(limiter.isIdle()).toBe(false);
+  });
+
+  test("a learned rate above the start may be forgotten (a fresh limiter is slower, never faster)", async () => {
+    const clock = new ManualClock();
+    const limiter = new AdaptiveLimiter({ clock });
+    for (let i = 0; i < 3; i++) {
+      const waited = limiter.queued > 0 || limiter.tryAcquire() > 0;
+      if (waited) await Promise.all([limiter.acquire(), clock.advance(1000)]);
+      const tag = limiter.onSent(true);
+      await clock.advance(1000);
+      limiter.onResponse(tag, ok);
+    }
+    expect(limiter.rate).toBeGreaterThan(1);
+    await clock.advance(10_000);
+    expect(limiter.isIdle()).toBe(true);
+  });
+});

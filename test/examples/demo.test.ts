@@ -43,3 +43,28 @@ test("the demo explains its options and rejects bad ones", async () => {
     stderr: expect.stringContaining("--rate must be a positive integer, got \"0\""),
   });
 });
+
+test("npm start -- --adaptive: a client told 2× the limit cuts its rate below what it was told and never exceeds it", async () => {
+  // 40 callers told 40/s against 20/s: even at 500 ms per answer they offer 80/s, so the server
+  // must refuse within the first second — the cut follows from the server's rule, not from timing.
+  const { stdout } = await run(
+    process.execPath,
+    ["examples/demo.ts", "--adaptive", "--rate", "20", "--told", "40", "--seconds", "6", "--concurrency", "40"],
+    { timeout: 30_000 },
+  );
+  expect(stdout).toContain("The client is told 40 per second");
+  const learned = stdout.match(/learned rate\s+([\d.]+)\/s/);
+  expect(learned, stdout).not.toBeNull();
+  expect(Number(learned![1])).toBeLessThan(40);
+  expect(stdout).toMatch(/rate changes\s+\d+ \([^)]*throttled/);
+  for (const m of stdout.matchAll(/rate\s+([\d.]+)\/s/g)) expect(Number(m[1])).toBeLessThanOrEqual(40);
+}, 40_000);
+
+test("the adaptive scene explains its options and rejects bad ones", async () => {
+  const { stdout } = await run(process.execPath, ["examples/demo.ts", "--adaptive", "--help"]);
+  expect(stdout).toMatch(/--rate N[\s\S]*--told N[\s\S]*--seconds N/);
+  await expect(run(process.execPath, ["examples/demo.ts", "--adaptive", "--told", "1.5"])).rejects.toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining("--told must be an integer of at least 0, got \"1.5\""),
+  });
+});

@@ -29,6 +29,7 @@ const defaults: Record<string, unknown> = {
   lenientRetryAfter: DEFAULTS.lenientRetryAfter,
   rateLimitHeaders: DEFAULTS.rateLimitHeaders,
   idempotencyKey: DEFAULTS.idempotencyKey,
+  adaptive: DEFAULTS.adaptive,
   "idempotencyKey.header": DEFAULTS.idempotencyKeyHeader,
 };
 

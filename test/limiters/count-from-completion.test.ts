@@ -93,3 +93,61 @@ describe('WindowLimiter countFrom: "completion"', () => {
     );
   });
 });
+
+describe('schedule(task, { countFrom: "completion" }) on a window counted from the grant', () => {
+  test("the task's slot is reused `interval` after it settles, granted at once or queued", async () => {
+    const clock = new ManualClock();
+    const limiter = new WindowLimiter({ limit: 2, interval: 1000, clock }); // countFrom: "grant"
+    const starts: string[] = [];
+    const tasks = ["a", "b", "c", "d", "e"].map((label) =>
+      track(clock, limiter.schedule(work(clock, 300, starts, label), { countFrom: "completion" })));
+    await clock.advance(10_000);
+    // a, b at 0 (granted at once), done at 300 → free at 1300; c, d (queued) done at 1600 → 2600.
+    expect(starts).toEqual(["a@0", "b@0", "c@1300", "d@1300", "e@2600"]);
+    expect(tasks.map((t) => t.value)).toEqual(["a", "b", "c", "d", "e"]);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  test("other callers of the same limiter keep counting from the grant", async () => {
+    const clock = new ManualClock();
+    const limiter = new WindowLimiter({ limit: 1, interval: 1000, clock });
+    const starts: string[] = [];
+    void limiter.schedule(work(clock, 300, starts, "plain"));
+    void limiter.schedule(work(clock, 300, starts, "held"), { countFrom: "completion" });
+    void limiter.schedule(work(clock, 300, starts, "after"));
+    await clock.advance(10_000);
+    // plain counts from its start (0) → held at 1000, done 1300 → after at 2300.
+    expect(starts).toEqual(["plain@0", "held@1000", "after@2300"]);
+  });
+
+  test("a combination holding a window holds it; a smooth limiter ignores the option", async () => {
+    const clock = new ManualClock();
+    const window = new WindowLimiter({ limit: 1, interval: 1000, clock });
+    const both = combine(window, new SmoothLimiter({ limit: 100, interval: 1000, clock }));
+    const starts: string[] = [];
+    for (const l of ["x", "y"]) void both.schedule(work(clock, 500, starts, l), { countFrom: "completion" });
+    const smooth = new SmoothLimiter({ limit: 1, interval: 1000, clock });
+    for (const l of ["s1", "s2"]) void smooth.schedule(work(clock, 500, starts, l), { countFrom: "completion" });
+    await clock.advance(10_000);
+    expect(starts.filter((s) => !s.startsWith("s"))).toEqual(["x@0", "y@1500"]);
+    expect(starts.filter((s) => s.startsWith("s"))).toEqual(["s1@0", "s2@1000"]);
+  });
+
+  test("an aborted queued task gives its slot back; an invalid value throws naming it", async () => {
+    const clock = new ManualClock();
+    const limiter = new WindowLimiter({ limit: 1, interval: 1000, clock });
+    const starts: string[] = [];
+    void limiter.schedule(work(clock, 100, starts, "a"), { countFrom: "completion" });
+    const abort = new AbortController();
+    const aborted = track(clock, limiter.schedule(work(clock, 100, starts, "b"), { countFrom: "completion", signal: abort.signal }));
+    void limiter.schedule(work(clock, 100, starts, "c"), { countFrom: "completion" });
+    await clock.advance(50);
+    abort.abort(new Error("stop"));
+    await clock.advance(10_000);
+    expect((aborted.error as Error).message).toBe("stop");
+    expect(starts).toEqual(["a@0", "c@1100"]);
+    expect(() => limiter.schedule(() => 1, { countFrom: "start" as never })).toThrow(
+      new RangeError('`countFrom` must be "completion" or undefined, got "start"'),
+    );
+  });
+});

@@ -94,8 +94,8 @@ describe("sluice's throttled fetch against simulated servers, in virtual time", 
     expect(clock.now()).toBeGreaterThanOrEqual(29_000);
   });
 
-  test("request jitter: windows counted from the grant overrun a strict server; counted from completion (the `limit` shorthand), never", async () => {
-    const run = async (limiter: "grant" | "completion") => {
+  test("request jitter: windows counted from the grant overrun a strict server; counted from completion (the `limit` shorthand, or any window through the throttled fetch), never", async () => {
+    const run = async (limiter: "grant" | "completion" | "user-built") => {
       const clock = new ManualClock();
       const server = createSimulatedFetch({
         server: serveModel(new SlidingLogServer({ limit: 5, interval: 1000 })),
@@ -104,9 +104,13 @@ describe("sluice's throttled fetch against simulated servers, in virtual time", 
         latency: { min: 0, max: 300 },
         seed: 11,
       });
+      const window = new WindowLimiter({ limit: 5, interval: 1000, clock }); // counted from the grant
       const api = limiter === "completion"
         ? createThrottledFetch({ limit: 5, interval: 1000, fetch: server, clock, retry: 0 })
-        : createThrottledFetch({ limiter: new WindowLimiter({ limit: 5, interval: 1000, clock }), fetch: server, clock, retry: 0 });
+        : limiter === "user-built"
+        // The throttled fetch counts every attempt's slot from its response, whatever the window says.
+        ? createThrottledFetch({ limiter: window, fetch: server, clock, retry: 0 })
+        : (url: string) => window.schedule(() => server(url));
       const done = Promise.all(Array.from({ length: 100 }, () => api(URL_A)));
       await clock.runAll();
       await done;
@@ -114,6 +118,7 @@ describe("sluice's throttled fetch against simulated servers, in virtual time", 
     };
     expect(await run("grant")).toBeGreaterThan(0);
     expect(await run("completion")).toBe(0);
+    expect(await run("user-built")).toBe(0);
   });
 
   test("configured at twice the server's rate: Retry-After from the simulated server pauses every caller and all 60 calls succeed (the 429s counted are the baseline rate discovery must cut)", async () => {

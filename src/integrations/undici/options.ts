@@ -8,6 +8,7 @@
 import { resolveCosts } from "../../http/costs.ts";
 import { concurrencyFor } from "../../http/slots.ts";
 import { MAX_TIMER_DELAY, systemClock } from "../../clock.ts";
+import { AdaptiveRates, type AdaptiveRatesOptions } from "../../adaptive/rates.ts";
 import { HTTP_DEFAULTS } from "../../http/defaults.ts";
 import type { HeadersLike } from "../../http/headers.ts";
 import { LIMITER_DEFAULTS } from "../../limiters/defaults.ts";
@@ -74,7 +75,15 @@ export interface ThrottleOptions {
   /** With `limit`: the window in ms. @default 1000 */
   interval?: number;
   /**
-   * With a `KeyedLimiter`: the key of a request, from undici's dispatch options.
+   * Learn the server's rate per `key(request)`, as the throttled fetch's `adaptive` does: `true`,
+   * the knobs (`ADAPTIVE_DEFAULTS`, and `onChange`), or an {@link AdaptiveRates} shared with a
+   * throttled fetch. Alone, the rate is discovered; with `limit`/`limiter`, that limit is the
+   * ceiling and the starting rate. Each dispatch (each attempt of undici's retry interceptor
+   * composed outside) waits for the learned rate. @default false
+   */
+  adaptive?: boolean | AdaptiveRatesOptions | AdaptiveRates;
+  /**
+   * With a `KeyedLimiter` or `adaptive`: the key of a request, from undici's dispatch options.
    * @default the origin, e.g. "https://api.example.com"
    */
   key?: (request: DispatchRequest) => string;
@@ -126,8 +135,10 @@ export interface ThrottleOptions {
 
 /** The settings the interceptor reads. @internal */
 export interface ResolvedThrottleOptions {
-  /** The limiter of a request's key (the one limiter when not keyed). */
-  readonly limiterOf: (key: string | undefined) => Limiter;
+  /** The limiter of a request's key (the one limiter when not keyed; none with `adaptive` alone). */
+  readonly limiterOf: (key: string | undefined) => Limiter | undefined;
+  /** The learned rates per key, with `adaptive`. */
+  readonly adaptive: AdaptiveRates | undefined;
   /** The key of a request, or undefined without a KeyedLimiter. */
   readonly keyOf: (request: DispatchRequest) => string | undefined;
   readonly permits: number | ((request: DispatchRequest) => number);
@@ -179,6 +190,15 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
   let single = keyed !== undefined ? undefined : o.limit !== undefined || o.interval !== undefined
     ? new WindowLimiter({ limit: o.limit as number, interval: o.interval ?? LIMITER_DEFAULTS.interval, countFrom: "completion" })
     : (o.limiter as Limiter | undefined);
+  const wallClock = optionalFunction("wallClock", o.wallClock) ?? Date.now;
+  let adaptive: AdaptiveRates | undefined;
+  const a = o.adaptive ?? HTTP_DEFAULTS.adaptive;
+  if (a !== false) {
+    if (a !== true && (typeof a !== "object" || a === null)) {
+      throw new TypeError(`\`adaptive\` must be a boolean, an options object or an AdaptiveRates, got ${describeValue(a)}`);
+    }
+    adaptive = AdaptiveRates.of(a as true | AdaptiveRatesOptions | AdaptiveRates, systemClock, wallClock);
+  }
   const costs = resolveCosts({ maxConcurrent: o.maxConcurrent, slotTimeout: o.slotTimeout });
   if (costs !== undefined && typeof o.permits === "number" && o.permits !== 1) {
     throw new TypeError(`\`permits\` must be 1 with \`maxConcurrent\` in sluice/undici, got ${describeValue(o.permits)}`);
@@ -189,10 +209,10 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
     if (keyed === undefined) single = slots(undefined, "");
     else slotsOf = slots;
   }
-  if (keyed === undefined && !isLimiter(single)) {
+  if (keyed === undefined && !isLimiter(single) && !(adaptive !== undefined && single === undefined)) {
     throw new TypeError(`\`limiter\` must be a Limiter or a KeyedLimiter (or give \`limit\`), got ${describeValue(o.limiter)}`);
   }
-  if (keyed === undefined && o.key !== undefined) {
+  if (keyed === undefined && o.key !== undefined && adaptive === undefined) {
     throw new TypeError("`key` needs a KeyedLimiter as `limiter` (one limiter per key), got a single limiter");
   }
   const key = optionalFunction("key", o.key) ?? originOf;
@@ -209,9 +229,10 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
   }
 
   return {
-    limiterOf: keyed === undefined ? () => single! : slotsOf === undefined ? (k) => keyed.get(k!) : (k) => slotsOf(keyed.get(k!), k!),
+    limiterOf: keyed === undefined ? () => single : slotsOf === undefined ? (k) => keyed.get(k!) : (k) => slotsOf(keyed.get(k!), k!),
+    adaptive,
     slotTimeout: costs?.slotTimeout,
-    keyOf: keyed === undefined ? () => undefined : (request) => {
+    keyOf: keyed === undefined && adaptive === undefined ? () => undefined : (request) => {
       const k = key(request);
       if (typeof k !== "string") throw new TypeError(`\`key\` must return a string, got ${describeValue(k)}`);
       return k;
@@ -223,6 +244,6 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
     lenientRetryAfter: optionalBoolean("lenientRetryAfter", o.lenientRetryAfter, HTTP_DEFAULTS.lenientRetryAfter),
     rateLimitHeaders: optionalBoolean("rateLimitHeaders", o.rateLimitHeaders, HTTP_DEFAULTS.rateLimitHeaders),
     onThrottle: optionalFunction("onThrottle", o.onThrottle),
-    wallClock: optionalFunction("wallClock", o.wallClock) ?? Date.now,
+    wallClock,
   };
 }

@@ -25,6 +25,10 @@
  *
  * @module
  */
+import type { SendTag } from "../../adaptive/controller.ts";
+import type { AdaptiveLimiter } from "../../adaptive/limiter.ts";
+import { type Admission, admitAdaptive, mustPace, toldRate } from "../../adaptive/rates.ts";
+import { systemClock } from "../../clock.ts";
 import { startFlight } from "../../http/in-flight.ts";
 import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
@@ -125,11 +129,18 @@ function enqueue(
   }
 
   let key: string | undefined;
-  let limiter: Limiter;
+  let limiter: Limiter | undefined;
+  // The key's learned rate (with `adaptive`): waited for before the limiter, fed the answer.
+  let adaptive: AdaptiveLimiter | undefined;
+  let admitted: Admission | undefined;
+  let tag: SendTag | undefined;
+  let ceiling = Infinity;
   let permits: number;
   try {
     key = config.keyOf(request);
     limiter = config.limiterOf(key);
+    ceiling = toldRate(limiter);
+    adaptive = config.adaptive?.get(key!, ceiling);
     permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
     // A request is one task, which would take `permits` slots too: only 1 is served with slots.
     if (config.slotTimeout !== undefined && permits !== 1) {
@@ -141,8 +152,13 @@ function enqueue(
   }
 
   const observe = (statusCode: number, headers: unknown, attempt: number, inFlight: number) => {
-    if (!config.respectServer) return;
     const view = headersView(headers);
+    let adaptivePause = 0;
+    if (tag !== undefined) {
+      adaptivePause = adaptive!.onResponse(tag, { status: statusCode, headers: view }).pauseMs;
+      tag = undefined;
+    }
+    if (!config.respectServer) return;
     const signals = readServerSignals({ status: statusCode, headers: view }, {
       now: config.wallClock(),
       lenient: config.lenientRetryAfter,
@@ -151,13 +167,30 @@ function enqueue(
     });
     const pause = pauseFor(signals, attempt, config.policy);
     if (pause === undefined) return;
-    if (pause.ms > 0) limiter.pause(pause.ms);
+    // With `adaptive`, the key's limiter already paused for the server's delay and for a used-up
+    // quota; the shared limiter is paused only for a delay the server gave (as the throttled fetch).
+    const pauseBase = pause.ms > 0 && limiter !== undefined &&
+      (adaptive === undefined || (pause.reason === "throttled" && signals.delay !== undefined));
+    if (pauseBase) limiter!.pause(pause.ms);
+    const paused = adaptive === undefined ? pause.ms : Math.max(pauseBase ? pause.ms : 0, adaptivePause);
     config.onThrottle?.({
-      request, statusCode, headers: view, attempt, key, reason: pause.reason, delay: pause.requested, paused: pause.ms,
+      request, statusCode, headers: view, attempt, key, reason: pause.reason, delay: pause.requested, paused,
     });
   };
 
-  const send = () =>
+  // A cut or a pause that came while the request waited for the limiter: the learned rate paces it
+  // now, so requests queued there do not leave together when the pause ends.
+  // (Held by the limiter after the learned rate admitted it counts too: its pause, its window.)
+  const clock = config.adaptive?.clock ?? systemClock;
+  let queuedAt = 0;
+  const send = async (): Promise<void> => {
+    if (adaptive !== undefined && (admitted!.passed || clock.now() - queuedAt >= 1) && mustPace(adaptive, ceiling)) {
+      const again = await admitAdaptive(adaptive, { signal: queue.signal }, ceiling);
+      admitted = { ...again, waited: again.waited || admitted!.waited };
+    }
+    return sendNow();
+  };
+  const sendNow = () =>
     new Promise<void>((release) => {
       sent = true;
       if (controller.aborted) {
@@ -168,17 +201,27 @@ function enqueue(
       }
       const attempt = (attempts.get(handler) ?? 0) + 1;
       attempts.set(handler, attempt);
+      if (adaptive !== undefined) tag = adaptive.onSent(admitted!.waited);
       // Counted until the response headers (or an error) come: see http/in-flight.ts.
-      const flight = startFlight(limiter);
+      const flight = startFlight(limiter ?? adaptive!);
+      // No answer came (an error, an upgrade): the request only leaves the learned rate's in-flight count.
+      const abandon = () => {
+        if (tag !== undefined) adaptive!.onAbandoned(tag);
+        tag = undefined;
+      };
       // With `maxConcurrent`, the task (and its slot) lasts until the body ends or idles; else until
       // the headers.
       const slotTimeout = config.slotTimeout;
       const done = slotTimeout === undefined
         ? () => {
           flight.end();
+          abandon();
           release();
         }
-        : () => flight.end();
+        : () => {
+          flight.end();
+          abandon();
+        };
       const body = slotTimeout === undefined ? undefined : bodyWatch(release, slotTimeout);
       const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt, flight.others()), done, scrub, body);
       try {
@@ -190,20 +233,39 @@ function enqueue(
       }
     });
 
-  const scheduleOptions: Record<string | symbol, unknown> = { permits, signal: queue.signal, ...(config.maxWait !== undefined && { maxWait: config.maxWait }) };
+  // Every request's window slot counts from its response (`countFrom: "completion"`), also on a
+  // window the user built counting from the grant: as safe at a strict server's documented limit
+  // as the `limit`/`interval` shorthand. Limiters without a window ignore it.
+  const scheduleOptions: Record<string | symbol, unknown> = {
+    permits,
+    signal: queue.signal,
+    countFrom: "completion",
+    ...(config.maxWait !== undefined && { maxWait: config.maxWait }),
+  };
   const place = places.get(handler);
   if (place === undefined) places.set(handler, newArrival());
   else scheduleOptions[ARRIVAL] = place; // a retry or redirect hop of a request already seen
-  let scheduled: Promise<void>;
-  try {
-    scheduled = limiter.schedule(send, scheduleOptions);
-  } catch (error) {
-    // A limiter that throws instead of rejecting (bad permits): the same as a refusal.
-    queueMicrotask(() => refuse(error));
-    return;
-  }
+  const schedule = (): Promise<void> => {
+    queuedAt = clock.now();
+    if (limiter === undefined) return send();
+    try {
+      return limiter.schedule(send, scheduleOptions);
+    } catch (error) {
+      // A limiter that throws instead of rejecting (bad permits): the same as a refusal.
+      return Promise.reject(error);
+    }
+  };
+  const scheduled = adaptive === undefined ? schedule() : admitAdaptive(adaptive, {
+    signal: queue.signal,
+    ...(config.maxWait !== undefined && { maxWait: config.maxWait }),
+  }, ceiling).then((a) => {
+    admitted = a;
+    return schedule();
+  });
   scheduled.then(undefined, (error: unknown) => {
-    if (!sent) refuse(error);
+    if (sent) return;
+    admitted?.cancel(); // the learned rate's permit, taken for a request never sent
+    refuse(error);
   });
 }
 

@@ -1,0 +1,224 @@
+/**
+ * AdaptiveRates: one learned rate per key — the adaptive state a throttled fetch (or `sluice/undici`)
+ * keeps for each host, endpoint or tenant (`key(request)`; by default the origin) — and the step
+ * of the feedback loop an attempt takes through it (`admitAdaptive`).
+ *
+ * Each key is an {@link AdaptiveLimiter} held in a `KeyedLimiter`, so idle keys are evicted — but
+ * only when forgetting the learned rate cannot overload the server (see `AdaptiveLimiter.isIdle`).
+ *
+ * @module
+ */
+import type { Clock } from "../clock.ts";
+import { KeyedLimiter } from "../limiters/keyed.ts";
+import type { AcquireOptions } from "../limiters/limiter.ts";
+import type { Reservation } from "../limiters/reservation.ts";
+import { MaxWaitExceededError } from "../errors.ts";
+import { optionsObject, requireFunction } from "../validate.ts";
+import type { RateChange } from "./controller.ts";
+import { AdaptiveLimiter } from "./limiter.ts";
+import { type AdaptiveOptions, resolveAdaptiveOptions } from "./options.ts";
+
+/**
+ * One change of a key's learned rate.
+ *
+ * @example
+ * ```ts
+ * const change: KeyedRateChange = { key: "https://api.example.com", rate: 9, previous: 16, reason: "throttled", at: 4200, epoch: 1 };
+ * ```
+ */
+export interface KeyedRateChange extends RateChange {
+  /** The key whose rate changed (by default the request's origin). */
+  readonly key: string;
+}
+
+/**
+ * Options of {@link AdaptiveRates}, and of the `adaptive` option of `createThrottledFetch` and
+ * `throttle()` (rates in requests per second; see `ADAPTIVE_DEFAULTS`).
+ *
+ * @example
+ * ```ts
+ * const options: AdaptiveRatesOptions = { minRate: 0.5, onChange: ({ key, rate, reason }) => log(key, rate, reason) };
+ * ```
+ */
+export interface AdaptiveRatesOptions extends AdaptiveOptions {
+  /** Called after each change of a key's rate (already applied). @default none */
+  onChange?: (change: KeyedRateChange) => void;
+  /** Timers and elapsed time. @default the fetch's clock (systemClock) */
+  clock?: Clock;
+  /** Epoch ms for HTTP-dates in headers. @default the fetch's wallClock (Date.now) */
+  wallClock?: () => number;
+}
+
+/**
+ * The learned rate of every key. Pass one as `adaptive` to share it between clients (a throttled
+ * fetch and an undici interceptor, say), or read the one a fetch made through its `onChange`.
+ *
+ * @example
+ * ```ts
+ * import { AdaptiveRates, createThrottledFetch } from "sluice";
+ * const rates = new AdaptiveRates({ onChange: ({ key, rate, reason }) => console.log(key, rate, reason) });
+ * const api = createThrottledFetch({ adaptive: rates });
+ * await api("https://api.example.com/items");
+ * rates.rate("https://api.example.com"); // the learned rate, requests per second
+ * ```
+ */
+export class AdaptiveRates {
+  readonly #keys: KeyedLimiter<string, AdaptiveLimiter>;
+  readonly #options: AdaptiveOptions;
+  readonly #onChange: ((change: KeyedRateChange) => void) | undefined;
+  /** The clock of every key's limiter (`undefined`: systemClock). */
+  readonly clock: Clock | undefined;
+  readonly #wallClock: (() => number) | undefined;
+  /** The ceiling of the key being created (set around the synchronous `create`). */
+  #ceiling = Infinity;
+
+  /**
+   * Makes an empty set of keys; each key's limiter starts on first use.
+   * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
+   */
+  constructor(options: AdaptiveRatesOptions = {}) {
+    const o = optionsObject("adaptive", options);
+    resolveAdaptiveOptions(o); // validated now, not at the first request
+    this.#options = {
+      maxRate: o.maxRate,
+      initialRate: o.initialRate,
+      minRate: o.minRate,
+      decrease: o.decrease,
+      probeInterval: o.probeInterval,
+      limitWindow: o.limitWindow,
+    };
+    this.#onChange = o.onChange === undefined ? undefined : requireFunction("onChange", o.onChange);
+    this.clock = o.clock;
+    this.#wallClock = o.wallClock === undefined ? undefined : requireFunction("wallClock", o.wallClock);
+    this.#keys = new KeyedLimiter({ create: (key) => this.#create(key), clock: o.clock });
+  }
+
+  /** A copy bound to `clock` and `wallClock` unless it has its own (what a fetch does with `adaptive: {...}`). @internal */
+  static of(value: true | AdaptiveRatesOptions | AdaptiveRates, clock: Clock, wallClock: () => number): AdaptiveRates {
+    if (value instanceof AdaptiveRates) return value;
+    const o = value === true ? {} : optionsObject("adaptive", value);
+    return new AdaptiveRates({ ...o, clock: o.clock ?? clock, wallClock: o.wallClock ?? wallClock });
+  }
+
+  #create(key: string): AdaptiveLimiter {
+    const told = this.#options.maxRate ?? Infinity;
+    const maxRate = Math.min(told, this.#ceiling);
+    const initialRate = this.#options.initialRate === undefined ? undefined : Math.min(this.#options.initialRate, maxRate);
+    const onChange = this.#onChange;
+    return new AdaptiveLimiter({
+      ...this.#options,
+      maxRate,
+      initialRate,
+      clock: this.clock,
+      ...(this.#wallClock !== undefined && { wallClock: this.#wallClock }),
+      ...(onChange !== undefined && { onChange: (change: RateChange) => onChange({ ...change, key }) }),
+    });
+  }
+
+  /**
+   * The limiter of `key`, made on first use with `ceiling` (requests per second: the limit the
+   * client was told for it, if any) as its ceiling and starting rate.
+   */
+  get(key: string, ceiling = Infinity): AdaptiveLimiter {
+    this.#ceiling = ceiling;
+    try {
+      return this.#keys.get(key);
+    } finally {
+      this.#ceiling = Infinity;
+    }
+  }
+
+  /** The current rate of `key`, requests per second, or `undefined` for a key not seen (or forgotten). */
+  rate(key: string): number | undefined {
+    return this.#keys.has(key) ? this.#keys.get(key).rate : undefined;
+  }
+
+  /** The last change of `key`'s rate — `{ rate, previous, reason, at, epoch }` — or `undefined`. */
+  lastChange(key: string): RateChange | undefined {
+    return this.#keys.has(key) ? this.#keys.get(key).lastChange : undefined;
+  }
+}
+
+/**
+ * The rate a limiter was told, requests per second, when it states one (`limit` per `interval`, as
+ * every built-in single limiter does); else Infinity. With `adaptive` it is a key's ceiling and
+ * starting rate. @internal
+ *
+ * @example
+ * ```ts
+ * toldRate(new WindowLimiter({ limit: 600, interval: 60_000 })); // 10
+ * ```
+ */
+export function toldRate(limiter: unknown): number {
+  const l = limiter as { limit?: unknown; interval?: unknown } | undefined;
+  if (typeof l?.limit !== "number" || typeof l.interval !== "number" || !(l.limit > 0) || !(l.interval > 0)) return Infinity;
+  return (l.limit * 1000) / l.interval;
+}
+
+/**
+ * One attempt's passage through a key's adaptive limiter: waits for the learned rate (under the
+ * caller's signal and `maxWait`; an abort gives the permit back), and says whether the caller had
+ * to wait (demand above the rate: only then may it grow). `cancel()` gives the permit back when the
+ * attempt is not sent after all (another limiter refused it).
+ *
+ * `ceiling`: the rate of the limiter the attempt goes through next, which enforces it exactly. While
+ * the learned rate is that ceiling (told the right limit, nothing learned below it) and nothing holds
+ * the key back (no pause, no queue), the attempt passes without taking a spacing slot: the limiter
+ * alone paces it, so adaptive costs nothing — a strict window counted from each response grants
+ * exactly as without it. Below the ceiling, or paused, the learned rate paces. @internal
+ *
+ * @example
+ * ```ts
+ * const admitted = await admitAdaptive(limiter, { signal });
+ * const tag = limiter.onSent(admitted.waited);
+ * ```
+ */
+export async function admitAdaptive(
+  limiter: AdaptiveLimiter,
+  options: AcquireOptions,
+  ceiling = Infinity,
+): Promise<Admission> {
+  // At the ceiling, with nothing holding the key back, the next limiter alone paces the attempt.
+  if (!mustPace(limiter, ceiling)) return PASSED;
+  let waited = limiter.queued > 0;
+  let reservation: Reservation | undefined;
+  if (!waited) {
+    try {
+      reservation = await limiter.reserve(1, { maxWait: 0, ...(options.signal !== undefined && { signal: options.signal }) });
+    } catch (error) {
+      if (!(error instanceof MaxWaitExceededError)) throw error;
+      waited = true;
+    }
+  }
+  reservation ??= await limiter.reserve(1, options);
+  const r = reservation;
+  return { waited, passed: false, cancel: () => r.cancel() };
+}
+
+/** What {@link admitAdaptive} decided for one attempt. @internal */
+export interface Admission {
+  /** The caller waited for the learned rate (demand above it). */
+  readonly waited: boolean;
+  /**
+   * Passed at the ceiling without a slot of the learned rate: if a cut or a pause comes while the
+   * attempt waits for the next limiter, it must be admitted again before it is sent (else callers
+   * queued there would leave together when the pause ends).
+   */
+  readonly passed: boolean;
+  /** Gives the learned rate's slot back (the attempt was not sent). */
+  cancel(): void;
+}
+
+const PASSED: Admission = Object.freeze({ waited: false, passed: true, cancel: () => {} });
+
+/**
+ * True when the learned rate must pace an attempt: below the ceiling, paused, or others queued. @internal
+ *
+ * @example
+ * ```ts
+ * if (admitted.passed && mustPace(limiter, ceiling)) admitted = await admitAdaptive(limiter, { signal }, ceiling);
+ * ```
+ */
+export function mustPace(limiter: AdaptiveLimiter, ceiling: number): boolean {
+  return !(limiter.rate >= ceiling && limiter.queued === 0 && !limiter.paused);
+}

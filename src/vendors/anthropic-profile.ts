@@ -1,0 +1,109 @@
+/**
+ * `anthropic({ rpm, inputTpm, outputTpm })`: the throttled-fetch options for Anthropic's Messages API.
+ *
+ * @module
+ */
+
+import type { Clock } from "../clock.ts";
+import type { ResponseEvent } from "../http/options.ts";
+import { readAnthropicHeaders } from "./anthropic-headers.ts";
+import { type AnthropicEstimateOptions, estimateAnthropicRequest } from "./estimate-anthropic.ts";
+import { llmShouldRetry, ModelBudgets, ModelOfRequest, settleFromUsage } from "./llm-profile.ts";
+import { positiveInteger } from "../validate.ts";
+import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile } from "./profile.ts";
+
+/**
+ * Options of {@link anthropic}.
+ *
+ * @example
+ * ```ts
+ * const options: AnthropicProfileOptions = { rpm: 50, inputTpm: 30_000, outputTpm: 8_000 };
+ * ```
+ */
+export interface AnthropicProfileOptions extends AnthropicEstimateOptions {
+  /** Requests per minute (RPM). */
+  readonly rpm: number;
+  /** Input tokens per minute (ITPM). */
+  readonly inputTpm: number;
+  /** Output tokens per minute (OTPM). */
+  readonly outputTpm: number;
+  /**
+   * At most this many calls in flight per model, each holding its slot until its usage is read (its
+   * body done) — composes with the budgets in one grant. (The fetch's own `maxConcurrent` does the
+   * same for any profile; this one needs no support from the fetch.) @default no cap
+   */
+  readonly maxConcurrent?: number;
+  /** The clock of the budgets (a `ManualClock` in tests); it is passed on to the fetch. @default systemClock */
+  readonly clock?: Clock;
+}
+
+const KNOWN = ["maxConcurrent", "rpm", "inputTpm", "outputTpm", "clock", "charsPerToken", "defaultMaxOutputTokens"];
+
+/** Anthropic's overload status: not a quota, retried with backoff, and no budget is paused or cut. */
+const OVERLOADED = new Set([529]);
+
+/**
+ * Options for `createThrottledFetch` that keep a client inside Anthropic's rate limits: three budgets
+ * per model — requests, input tokens and output tokens per minute.
+ *
+ * - **Reserves** 1 request, the input tokens estimated from the body (`system`, `messages`, `tools`,
+ *   3.5 characters a token), and `max_tokens` output tokens.
+ * - **Settles** input to `usage.input_tokens + cache_creation_input_tokens` (cache reads do not count
+ *   against ITPM for most models) and output to `usage.output_tokens`: from a JSON response, or from
+ *   a stream's `message_start`/`message_delta` events as the caller reads them. A 429 or 529 gives
+ *   its tokens back.
+ * - **Reads** `retry-after` (the fetch pauses the model's budgets for it on a 429), `x-should-retry`,
+ *   and `anthropic-ratelimit-{requests,input-tokens,output-tokens}-limit`: a limit the server
+ *   reports below yours lowers your budget. A **529 `overloaded_error`** is retried with backoff
+ *   (even a POST: the server did no work) and pauses or cuts nothing: it is not a quota.
+ *
+ * @throws {RangeError} for a limit that is not a positive integer; {@link TypeError} for an unknown option.
+ * @example
+ * ```ts
+ * import { createThrottledFetch } from "sluice";
+ * import { anthropic } from "sluice/vendors";
+ *
+ * const api = createThrottledFetch({ ...anthropic({ rpm: 50, inputTpm: 30_000, outputTpm: 8_000 }) });
+ * ```
+ */
+export function anthropic(options: AnthropicProfileOptions): VendorProfile {
+  const o = profileOptions("anthropic", options, KNOWN);
+  const limits = {
+    requests: perMinuteOption("rpm", o.rpm),
+    input: perMinuteOption("inputTpm", o.inputTpm),
+    output: perMinuteOption("outputTpm", o.outputTpm),
+  };
+  const estimate: AnthropicEstimateOptions = {
+    ...(o.charsPerToken === undefined ? {} : { charsPerToken: o.charsPerToken }),
+    ...(o.defaultMaxOutputTokens === undefined ? {} : { defaultMaxOutputTokens: o.defaultMaxOutputTokens }),
+  };
+  estimateAnthropicRequest("{}", estimate); // checks the estimator's options now
+  const budgets = new ModelBudgets(() => limits, o.clock, o.maxConcurrent === undefined ? undefined : positiveInteger("maxConcurrent", o.maxConcurrent));
+  const modelOf = new ModelOfRequest();
+
+  const cost = async (request: Request): Promise<Cost> => {
+    const found = estimateAnthropicRequest(await bodyText(request), estimate);
+    modelOf.set(request, found?.model);
+    return { requests: 1, input: found?.inputTokens ?? 0, output: found?.outputTokens ?? 0, ...budgets.slot };
+  };
+  const onResponse = ({ response, key }: ResponseEvent): void => {
+    if (key === undefined || response.status === 529) return;
+    const { budgets: reported } = readAnthropicHeaders(response, { now: Date.now() });
+    budgets.learn(key, "requests", reported.requests?.limit);
+    budgets.learn(key, "input", reported.input?.limit);
+    budgets.learn(key, "output", reported.output?.limit);
+  };
+  return {
+    limiter: budgets.keyed,
+    key: modelOf.key,
+    cost,
+    settle: settleFromUsage(
+      "anthropic",
+      (usage) => ({ requests: 1, input: usage.inputTokens + (usage.cacheCreationInputTokens ?? 0), output: usage.outputTokens }),
+      { requests: 1, input: 0, output: 0 },
+    ),
+    retry: { shouldRetry: llmShouldRetry(OVERLOADED) },
+    onResponse,
+    ...(o.clock === undefined ? {} : { clock: o.clock }),
+  };
+}

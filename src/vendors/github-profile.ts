@@ -1,0 +1,276 @@
+/**
+ * `github()`: the throttled-fetch options for GitHub's REST and GraphQL APIs.
+ *
+ * @module
+ */
+
+import { type Clock, systemClock } from "../clock.ts";
+import { RetryBudget } from "../http/budget.ts";
+import type { DelayContext, ResponseEvent, RetryContext } from "../http/options.ts";
+import { combine } from "../limiters/combine.ts";
+import { ConcurrencyLimiter } from "../limiters/concurrency.ts";
+import { KeyedLimiter } from "../limiters/keyed.ts";
+import { WindowLimiter } from "../limiters/window.ts";
+import { nonNegativeFinite, positiveInteger } from "../validate.ts";
+import { githubWaitMs, readBodyPrefix, readGitHubHeaders } from "./github-headers.ts";
+import { GITHUB_LIMITS } from "./github-limits.ts";
+import { bodyText, type Cost, MINUTE, profileOptions, type VendorProfile } from "./profile.ts";
+import type { VendorSignal } from "./types.ts";
+
+const HOUR = 60 * MINUTE;
+
+/**
+ * GitHub's rate-limit resources the profile budgets (others count as `core`).
+ *
+ * @example
+ * ```ts
+ * const resource: GitHubProfileResource = "code_search";
+ * ```
+ */
+export type GitHubProfileResource = "core" | "graphql" | "search" | "code_search";
+
+/**
+ * Options of {@link github}.
+ *
+ * @example
+ * ```ts
+ * const options: GitHubProfileOptions = { core: 15_000, contentCreating: { perMinute: 40 } };
+ * ```
+ */
+export interface GitHubProfileOptions {
+  /** `core` requests per hour: 5,000 for a user token (60 unauthenticated, 15,000 on Enterprise Cloud, 1,000 for `GITHUB_TOKEN`). @default 5000 */
+  readonly core?: number;
+  /** `graphql` requests per hour (a request costs at least one point; the headers correct the rest). @default 5000 */
+  readonly graphql?: number;
+  /** Search requests per minute (code search excepted): 30 authenticated, 10 unauthenticated. @default 30 */
+  readonly search?: number;
+  /** Code-search requests per minute. @default 10 */
+  readonly codeSearch?: number;
+  /** Requests in flight at once, over every resource. @default 100 */
+  readonly maxConcurrent?: number;
+  /** Content-creating requests per minute and per hour. @default { perMinute: 80, perHour: 500 } */
+  readonly contentCreating?: { readonly perMinute?: number; readonly perHour?: number };
+  /**
+   * The longest wait (ms) after which a refused call is retried; a longer one (an hour to a primary
+   * reset) resolves the call with GitHub's 403/429 — the budgets stay paused for every caller either
+   * way. The default lets the doubling secondary waits (60 s, 120 s, 240 s) be retried.
+   * @default 300000
+   */
+  readonly maxRetryAfter?: number;
+  /** The clock of the budgets (a `ManualClock` in tests); it is passed on to the fetch. @default systemClock */
+  readonly clock?: Clock;
+}
+
+const KNOWN = ["core", "graphql", "search", "codeSearch", "maxConcurrent", "contentCreating", "maxRetryAfter", "clock"];
+const MUTATIONS = new Set(["POST", "PATCH", "PUT", "DELETE"]);
+const DEFAULT_MAX_RETRY_AFTER = 5 * MINUTE;
+
+/**
+ * The resource a request counts against, from its path (GitHub's `x-ratelimit-resource` names).
+ *
+ * @example
+ * ```ts
+ * githubResource("/search/code"); // "code_search"
+ * githubResource("/repos/o/r");   // "core"
+ * ```
+ */
+export function githubResource(path: string): GitHubProfileResource {
+  if (path === "/graphql" || path.endsWith("/graphql")) return "graphql";
+  if (path.startsWith("/search/code")) return "code_search";
+  if (path.startsWith("/search/")) return "search";
+  return "core";
+}
+
+/**
+ * Options for `createThrottledFetch` that keep a client inside GitHub's primary and secondary limits.
+ *
+ * - **Primary**, per resource (`core`, `graphql`, `search`, `code_search`): a rolling-window budget
+ *   at the documented quota, and `x-ratelimit-remaining: 0` (on any response, or a 403/429) pauses
+ *   that resource's budget until `x-ratelimit-reset` + 1 s: every caller of the resource waits, the
+ *   others go on.
+ * - **Secondary**: at most 100 requests in flight (until their headers arrive) over all resources;
+ *   content-creating requests (POST/PATCH/PUT/DELETE, and GraphQL `mutation`s) at most 80 a minute
+ *   and 500 an hour. A 403/429 whose body says "secondary rate limit" pauses *every* caller for
+ *   `retry-after`, else at least 60 s, doubling while refusals repeat (a success resets it). When the
+ *   refused request was content-creating, the writes budget is lowered to the writes GitHub accepted
+ *   in the last minute (an account's real limit can be below the documented 80).
+ * - A refused call is retried (POST too: GitHub did no work) when its wait is at most
+ *   `maxRetryAfter`; a 403 that is no rate limit (a permission error) is returned as is.
+ *
+ * The profile reads `x-ratelimit-*` itself (per resource) and turns the fetch's generic reading off.
+ *
+ * @throws {RangeError} for an option out of range; {@link TypeError} for an unknown option.
+ * @example
+ * ```ts
+ * import { createThrottledFetch } from "sluice";
+ * import { github } from "sluice/vendors";
+ *
+ * const gh = createThrottledFetch({ ...github() });
+ * const repo = await gh("https://api.github.com/repos/octocat/hello-world", { headers: { authorization } });
+ * ```
+ */
+export function github(options: GitHubProfileOptions = {}): VendorProfile {
+  const o = profileOptions("github", options, KNOWN);
+  const clock = o.clock;
+  const at = clock === undefined ? {} : { clock };
+  const primary: Record<GitHubProfileResource, WindowLimiter> = {
+    core: new WindowLimiter({ limit: positiveInteger("core", o.core ?? GITHUB_LIMITS.primaryPerHour.user), interval: HOUR, ...at }),
+    graphql: new WindowLimiter({ limit: positiveInteger("graphql", o.graphql ?? GITHUB_LIMITS.primaryPerHour.user), interval: HOUR, ...at }),
+    search: new WindowLimiter({ limit: positiveInteger("search", o.search ?? GITHUB_LIMITS.searchPerMinute), interval: MINUTE, ...at }),
+    code_search: new WindowLimiter({ limit: positiveInteger("codeSearch", o.codeSearch ?? GITHUB_LIMITS.codeSearchPerMinute), interval: MINUTE, ...at }),
+  };
+  const content = o.contentCreating ?? {};
+  const maxConcurrent = positiveInteger("maxConcurrent", o.maxConcurrent ?? GITHUB_LIMITS.maxConcurrent);
+  const concurrent = new ConcurrencyLimiter({ limit: maxConcurrent, ...at });
+  const writesPerMinute = new WindowLimiter({
+    limit: positiveInteger("contentCreating.perMinute", content.perMinute ?? GITHUB_LIMITS.contentCreatingPerMinute), interval: MINUTE, ...at,
+  });
+  const writesPerHour = new WindowLimiter({
+    limit: positiveInteger("contentCreating.perHour", content.perHour ?? GITHUB_LIMITS.contentCreatingPerHour), interval: HOUR, ...at,
+  });
+  const maxRetryAfter = nonNegativeFinite("maxRetryAfter", o.maxRetryAfter ?? DEFAULT_MAX_RETRY_AFTER);
+  const time = clock ?? systemClock;
+
+  // Reads and writes of a REST resource are separate combinations over shared members: a write
+  // waiting for the writes budget must not hold back the reads queued behind it (FIFO is per
+  // combination). GraphQL's mutations are known only from the body, which the key cannot read, so
+  // GraphQL has one combination with every budget (a mutation's cost asks for the writes too).
+  const limiter = new KeyedLimiter<string>({
+    create: (key) => {
+      const [resource, write] = key.split(":");
+      const requests = primary[resource as GitHubProfileResource] ?? primary.core;
+      return write === undefined && resource !== "graphql"
+        ? combine({ requests, concurrent })
+        : combine({ requests, concurrent, writesPerMinute, writesPerHour });
+    },
+    ...at,
+  });
+  const resourceOf = (request: Request): GitHubProfileResource => githubResource(new URL(request.url).pathname);
+  const graphqlWrites = new WeakSet<Request>(); // mutations seen by `cost`
+  const isWrite = (request: Request): boolean => {
+    const resource = resourceOf(request);
+    return resource === "graphql" ? graphqlWrites.has(request) : MUTATIONS.has(request.method.toUpperCase());
+  };
+  const key = (request: Request): string => {
+    const resource = resourceOf(request);
+    return resource !== "graphql" && MUTATIONS.has(request.method.toUpperCase()) ? `${resource}:write` : resource;
+  };
+
+  const cost = async (request: Request): Promise<Cost> => {
+    if (resourceOf(request) === "graphql" && request.method.toUpperCase() === "POST" && isMutation(await bodyText(request))) {
+      graphqlWrites.add(request);
+    }
+    return isWrite(request) ? { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 } : { requests: 1, concurrent: 1 };
+  };
+
+  // What a refusal says needs its body (secondary or permission error): read once, from a clone,
+  // by `shouldRetry` (which runs first, while the body is whole) or by `onResponse`.
+  const signals = new WeakMap<Response, Promise<VendorSignal>>();
+  const known = new WeakMap<Response, VendorSignal>();
+  const classify = (response: Response): Promise<VendorSignal> => {
+    let found = signals.get(response);
+    if (found === undefined) {
+      const refused = response.status === 403 || response.status === 429;
+      found = (refused ? readBodyPrefix(response) : Promise.resolve(undefined))
+        .then((body) => readGitHubHeaders(response, { now: Date.now(), body }));
+      found.then((signal) => known.set(response, signal), () => {});
+      signals.set(response, found);
+    }
+    return found;
+  };
+
+  // Secondary refusals in a row. Refusals of requests sent before the current pause belong to the
+  // same episode (they were in flight together) and do not double the wait again.
+  let refusals = 0;
+  let pausedUntil = -Infinity;
+  const waitOf = (signal: VendorSignal): number | undefined => {
+    if (!signal.quotaSignal) return undefined;
+    return signal.secondary === true ? githubWaitMs(signal, Math.max(1, refusals)) : githubWaitMs(signal, 1);
+  };
+  const apply = (signal: VendorSignal, resource: string): void => {
+    const requests = signal.budgets.requests;
+    const name = (signal.resource ?? resource.split(":")[0]) as GitHubProfileResource;
+    if (requests?.remaining === 0 && requests.resetMs !== undefined && (!signal.quotaSignal || signal.secondary !== true)) {
+      (primary[name] ?? primary.core).pause(requests.resetMs + GITHUB_LIMITS.primaryResetMarginMs);
+    }
+    if (signal.quotaSignal && signal.secondary === true) {
+      const now = time.now();
+      if (now >= pausedUntil) refusals++;
+      const wait = waitOf(signal)!;
+      pausedUntil = Math.max(pausedUntil, now + wait);
+      concurrent.pause(wait); // in every resource's combination: everyone waits
+    } else if (signal.quotaSignal && requests?.resetMs === undefined) {
+      (primary[name] ?? primary.core).pause(waitOf(signal)!);
+    } else if (!signal.quotaSignal && signal.budgets.requests !== undefined && time.now() >= pausedUntil) {
+      refusals = 0;
+    }
+  };
+
+  // Content-creating requests GitHub accepted in the last minute: when it refuses one with a
+  // secondary limit, that count is evidently the account's real per-minute limit (it may be below
+  // the documented 80), so the writes budget is lowered to it — else every minute would start with
+  // a burst of refusals. Never raised again by the profile.
+  const accepted: number[] = [];
+  const documentedWrites = writesPerMinute.limit;
+  let learned = false;
+  const learnWrites = (request: Request, status: number, signal: VendorSignal | undefined): void => {
+    if (!isWrite(request)) return;
+    const now = time.now();
+    while (accepted.length > 0 && accepted[0]! <= now - MINUTE) accepted.shift();
+    if (status >= 200 && status <= 299) {
+      accepted.push(now);
+      // Answers still arriving during the pause were sent before the refusal: GitHub accepted them
+      // in the same minute, so they count towards the learned limit.
+      if (learned && now < pausedUntil && accepted.length > writesPerMinute.limit) {
+        writesPerMinute.setLimit({ limit: Math.min(documentedWrites, accepted.length) });
+      }
+    } else if (signal?.quotaSignal === true && signal.secondary === true && accepted.length < writesPerMinute.limit) {
+      writesPerMinute.setLimit({ limit: Math.max(1, accepted.length) });
+      learned = true;
+    }
+  };
+  const onResponse = ({ request, response, key: resource }: ResponseEvent): void => {
+    const signal = known.get(response);
+    if (signal !== undefined || (response.status !== 403 && response.status !== 429)) {
+      const read = signal ?? readGitHubHeaders(response, { now: Date.now() });
+      learnWrites(request, response.status, read);
+      apply(read, resource ?? "core");
+    } else {
+      void classify(response).then((s) => (learnWrites(request, response.status, s), apply(s, resource ?? "core")), () => {});
+    }
+  };
+  const shouldRetry = async ({ response }: RetryContext): Promise<boolean | undefined> => {
+    if (response === undefined || (response.status !== 403 && response.status !== 429)) return undefined;
+    const signal = await classify(response);
+    if (!signal.quotaSignal) return undefined; // a permission error: the fetch's rule (no retry)
+    return waitOf(signal)! <= maxRetryAfter;
+  };
+  // The budgets' pause times the retry (it waits in the queue, in its place); no extra sleep.
+  const delay = ({ response }: DelayContext): number | undefined =>
+    response !== undefined && known.get(response)?.quotaSignal === true ? 0 : undefined;
+
+  return {
+    limiter,
+    key,
+    cost,
+    settle: () => undefined,
+    // The fetch counts only 429 (and 503 with a delay) as server-timed retries, exempt from the retry
+    // budget; GitHub refuses with 403 too. A burst of refusals is at most the requests in flight, so a
+    // reserve of `maxConcurrent` lets one burst be retried, while failures (5xx) stay bounded.
+    retry: { shouldRetry, delay, maxRetryAfter, budget: new RetryBudget({ reserve: maxConcurrent }) },
+    onResponse,
+    rateLimitHeaders: false,
+    ...(clock === undefined ? {} : { clock }),
+  };
+}
+
+/** A GraphQL body whose `query` is a mutation (`mutation { … }` or `mutation Name(…) { … }`). */
+function isMutation(text: string | undefined): boolean {
+  if (text === undefined) return false;
+  try {
+    const query = (JSON.parse(text) as { query?: unknown } | null)?.query;
+    return typeof query === "string" && /^\s*(#[^\n]*\n\s*)*mutation\b/.test(query);
+  } catch {
+    return false;
+  }
+}

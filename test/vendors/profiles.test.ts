@@ -1,0 +1,300 @@
+/**
+ * The profiles' parts, tested directly: option checks, cost from the body, the key per model or
+ * resource, settle from JSON and streamed usage (the caller's body stays whole), the retry hooks, and
+ * the pauses the profiles apply from the vendors' headers. End to end through `createThrottledFetch`
+ * in profiles-fetch.test.ts.
+ */
+import { describe, expect, test } from "vitest";
+import { ManualClock } from "../../src/clock.ts";
+import type { ResponseEvent, RetryContext } from "../../src/http/options.ts";
+import type { KeyedLimiter } from "../../src/limiters/keyed.ts";
+import type { GatedLimiter } from "../../src/limiters/limiter.ts";
+import { AnthropicSimulator, GitHubSimulator, OpenAISimulator } from "../../src/testing.ts";
+import type { SimulatedReply } from "../../src/testing/server.ts";
+import { anthropic, github, githubResource, openai, type VendorProfile } from "../../src/vendors.ts";
+
+const post = (url: string, body: unknown) =>
+  new Request(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const toResponse = (r: SimulatedReply) => new Response(r.body ?? "", { status: r.status, headers: r.headers });
+const chat = (extra: Record<string, unknown> = {}) => ({
+  model: "gpt-4o-mini", max_tokens: 100, messages: [{ role: "user", content: "Say hello in French, please." }], ...extra,
+});
+const event = (response: Response, key: string, request = new Request("https://x")): ResponseEvent =>
+  ({ request, response, attempt: 1, retrying: false, reason: undefined, key });
+const keyed = (profile: VendorProfile) => profile.limiter as KeyedLimiter<string, GatedLimiter>;
+
+/** Settles `result` as the fetch would: hands back the response to read and the actual cost. */
+async function settled(profile: VendorProfile, response: Response, request: Request) {
+  const result = await profile.settle!(response, { request, reserved: 0, attempt: 1 });
+  if (result !== null && typeof result === "object" && "actual" in result) return result as { response: Response; actual: Promise<unknown> };
+  return { response, actual: Promise.resolve(result) };
+}
+
+/** True when a reservation of `cost` on the key's budgets is granted without waiting. */
+async function grantsNow(profile: VendorProfile, key: string, cost: Record<string, number>): Promise<boolean> {
+  let granted = false;
+  const waiting = new AbortController();
+  const reservation = keyed(profile).get(key).reserve(cost, { signal: waiting.signal }).then((r) => (granted = true, r));
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+  waiting.abort(); // a reservation still waiting gives up: nothing taken, nobody held back
+  reservation.then((r) => r.release(), () => {});
+  return granted;
+}
+
+describe("openai()", () => {
+  test("checks its options, naming the option and the value", () => {
+    expect(() => openai({ rpm: 0, tpm: 1000 })).toThrow(new RangeError("`rpm` must be a positive integer (per minute), got 0"));
+    expect(() => openai({ rpm: 10, tpm: 1.5 })).toThrow(new RangeError("`tpm` must be a positive integer (per minute), got 1.5"));
+    expect(() => openai({ rpm: 10 } as never)).toThrow(new TypeError("`tpm` must be a number (per minute), got undefined"));
+    expect(() => openai({ rpm: 10, tpm: 10, tpms: 5 } as never)).toThrow(TypeError);
+    expect(() => openai({ rpm: 10, tpm: 10, tpms: 5 } as never)).toThrow(/`tpms` is not an option of openai\(\)/);
+    expect(() => openai({ rpm: 10, tpm: 10, models: { "gpt-4o": { rpm: -1, tpm: 5 } } })).toThrow(
+      new RangeError("`models.gpt-4o.rpm` must be a positive integer (per minute), got -1"),
+    );
+    expect(() => openai({ rpm: 10, tpm: 10, charsPerToken: 0 })).toThrow(/charsPerToken/);
+  });
+
+  test("reserves 1 request and prompt + max_tokens × n tokens; the key is the body's model", async () => {
+    const profile = openai({ rpm: 10, tpm: 10_000 });
+    const request = post("https://api.openai.com/v1/chat/completions", chat({ n: 2 }));
+    expect(profile.key(request)).toBe("(unknown model)"); // before its cost is known
+    const cost = await profile.cost(request) as Record<string, number>;
+    expect(cost.requests).toBe(1);
+    expect(cost.tokens).toBeGreaterThan(200); // 2 × 100 output + the prompt
+    expect(cost.tokens).toBeLessThan(230);
+    expect(profile.key(request)).toBe("gpt-4o-mini");
+    expect(await request.text()).toContain("gpt-4o-mini"); // the request's own body is unread
+  });
+
+  test("maxConcurrent adds a slot to each model's budgets", async () => {
+    expect(() => openai({ rpm: 10, tpm: 10, maxConcurrent: 0 })).toThrow(new RangeError("`maxConcurrent` must be a positive integer, got 0"));
+    const profile = openai({ rpm: 10, tpm: 10_000, maxConcurrent: 2 });
+    expect(await profile.cost(post("https://x", chat()))).toMatchObject({ requests: 1, concurrent: 1 });
+    expect(await anthropic({ rpm: 1, inputTpm: 1, outputTpm: 1 }).cost(new Request("https://x"))).toEqual({ requests: 1, input: 0, output: 0 });
+  });
+
+  test("a body that is not JSON reserves one request and no tokens (the settle counts them)", async () => {
+    const profile = openai({ rpm: 10, tpm: 10_000 });
+    expect(await profile.cost(new Request("https://x", { method: "POST", body: "not json" }))).toEqual({ requests: 1, tokens: 0 });
+    expect(await profile.cost(new Request("https://x"))).toEqual({ requests: 1, tokens: 0 });
+  });
+
+  test("each model has its own budgets; `models` overrides a model's limits", async () => {
+    const clock = new ManualClock();
+    const profile = openai({ rpm: 1, tpm: 1000, models: { big: { rpm: 2, tpm: 1000 } }, clock });
+    expect(await grantsNow(profile, "a", { requests: 1 })).toBe(true);
+    expect(await grantsNow(profile, "a", { requests: 1 })).toBe(false); // 1 RPM
+    expect(await grantsNow(profile, "b", { requests: 1 })).toBe(true); // another model
+    expect(await grantsNow(profile, "big", { requests: 1 })).toBe(true);
+    expect(await grantsNow(profile, "big", { requests: 1 })).toBe(true);
+    expect(profile.clock).toBe(clock);
+  });
+
+  test("settles a JSON response to usage.total_tokens, leaving the caller's body whole", async () => {
+    const profile = openai({ rpm: 10, tpm: 10_000 });
+    const server = new OpenAISimulator();
+    const request = post("https://api.openai.com/v1/chat/completions", chat());
+    const reply = server.chat(0, await request.clone().json());
+    const { response, actual } = await settled(profile, toResponse(reply), request);
+    const body = await response.json() as { usage: { total_tokens: number } };
+    expect(await actual).toEqual({ requests: 1, tokens: body.usage.total_tokens });
+  });
+
+  test("settles a stream from its final usage chunk as the caller reads it", async () => {
+    const profile = openai({ rpm: 10, tpm: 10_000 });
+    const server = new OpenAISimulator();
+    const body = chat({ stream: true, stream_options: { include_usage: true } });
+    const reply = server.chat(0, body);
+    const upstream = toResponse(reply);
+    const { response, actual } = await settled(profile, upstream, post("https://x", body));
+    expect(response).not.toBe(upstream); // the tap's pass-through
+    let done = false;
+    void actual.then(() => (done = true));
+    await Promise.resolve();
+    expect(done).toBe(false); // nothing read yet: nothing buffered
+    const text = await response.text();
+    expect(text).toBe(reply.body);
+    const usage = JSON.parse(text.split("\n").filter((l) => l.startsWith("data: {") && l.includes('"usage":{')).at(-1)!.slice(6)).usage;
+    expect(await actual).toEqual({ requests: 1, tokens: usage.total_tokens });
+  });
+
+  test("a stream without usage keeps the reservation; a 429 gives its tokens back", async () => {
+    const profile = openai({ rpm: 10, tpm: 10_000 });
+    const server = new OpenAISimulator();
+    const { response, actual } = await settled(profile, toResponse(server.chat(0, chat({ stream: true }))), post("https://x", chat()));
+    await response.text();
+    expect(await actual).toBeUndefined();
+    const refused = new Response("{}", { status: 429, headers: { "retry-after-ms": "20" } });
+    expect(await profile.settle!(refused, { request: new Request("https://x"), reserved: 5, attempt: 1 })).toEqual({ requests: 1, tokens: 0 });
+    const failed = new Response("{}", { status: 500 });
+    expect(await profile.settle!(failed, { request: new Request("https://x"), reserved: 5, attempt: 1 })).toBeUndefined();
+  });
+
+  test("x-should-retry decides retries when sent", () => {
+    const { shouldRetry } = openai({ rpm: 10, tpm: 10_000 }).retry;
+    const context = (headers: Record<string, string>, status = 429): RetryContext =>
+      ({ request: new Request("https://x"), response: new Response(null, { status, headers }), attempt: 1 });
+    expect(shouldRetry!(context({ "x-should-retry": "false" }))).toBe(false);
+    expect(shouldRetry!(context({ "x-should-retry": "true" }, 500))).toBe(true);
+    expect(shouldRetry!(context({}))).toBeUndefined();
+    expect(shouldRetry!({ request: new Request("https://x"), error: new Error("reset"), attempt: 1 })).toBeUndefined();
+  });
+
+  test("a limit the server reports below ours lowers the budget; a higher one changes nothing", async () => {
+    const clock = new ManualClock();
+    const profile = openai({ rpm: 3, tpm: 10_000, clock });
+    expect(await grantsNow(profile, "m", { requests: 1 })).toBe(true);
+    profile.onResponse(event(new Response(null, { headers: { "x-ratelimit-limit-requests": "100" } }), "m"));
+    profile.onResponse(event(new Response(null, { headers: { "x-ratelimit-limit-requests": "2" } }), "m"));
+    expect(await grantsNow(profile, "m", { requests: 1 })).toBe(true);
+    expect(await grantsNow(profile, "m", { requests: 1 })).toBe(false); // 2 a minute now, not 3
+  });
+});
+
+describe("anthropic()", () => {
+  test("checks its options", () => {
+    expect(() => anthropic({ rpm: 50, inputTpm: 0, outputTpm: 8000 })).toThrow(
+      new RangeError("`inputTpm` must be a positive integer (per minute), got 0"),
+    );
+    expect(() => anthropic({ rpm: 50, inputTpm: 1, outputTpm: 8000, tpm: 3 } as never)).toThrow(/`tpm` is not an option of anthropic\(\)/);
+  });
+
+  test("reserves input from the body and output from max_tokens, keyed by model", async () => {
+    const profile = anthropic({ rpm: 50, inputTpm: 30_000, outputTpm: 8_000 });
+    const request = post("https://api.anthropic.com/v1/messages", {
+      model: "claude-sonnet-4-5", max_tokens: 1024, system: "Be brief.", messages: [{ role: "user", content: "Hello, Claude" }],
+    });
+    expect(await profile.cost(request)).toEqual({ requests: 1, input: 7, output: 1024 });
+    expect(profile.key(request)).toBe("claude-sonnet-4-5");
+  });
+
+  test("settles input (cache writes included) and output from usage, JSON or streamed", async () => {
+    const profile = anthropic({ rpm: 50, inputTpm: 30_000, outputTpm: 8_000 });
+    const json = new Response(JSON.stringify({ usage: { input_tokens: 20, output_tokens: 99, cache_creation_input_tokens: 5, cache_read_input_tokens: 900 } }), {
+      headers: { "content-type": "application/json" },
+    });
+    const a = await settled(profile, json, new Request("https://x"));
+    expect(await a.actual).toEqual({ requests: 1, input: 25, output: 99 });
+    const server = new AnthropicSimulator();
+    const reply = server.messages(0, { model: "m", max_tokens: 300, stream: true, messages: [{ role: "user", content: "hi there" }] });
+    const b = await settled(profile, toResponse(reply), new Request("https://x"));
+    await b.response.text();
+    const output = Number(/"output_tokens":(\d+)\}\}\n\nevent: message_stop/.exec(reply.body!)![1]);
+    expect(await b.actual).toEqual({ requests: 1, input: 2, output });
+  });
+
+  test("529 overloaded is retried (even a POST) and pauses, lowers or settles no budget", async () => {
+    const clock = new ManualClock();
+    const profile = anthropic({ rpm: 1, inputTpm: 100, outputTpm: 100, clock });
+    const overloaded = new Response('{"type":"error","error":{"type":"overloaded_error"}}', { status: 529 });
+    expect(profile.retry.shouldRetry!({ request: new Request("https://x", { method: "POST" }), response: overloaded, attempt: 1 })).toBe(true);
+    expect(await profile.settle!(overloaded, { request: new Request("https://x"), reserved: 0, attempt: 1 })).toEqual({ requests: 1, input: 0, output: 0 });
+    profile.onResponse(event(overloaded, "m"));
+    expect(await grantsNow(profile, "m", { requests: 1 })).toBe(true);
+  });
+});
+
+describe("github()", () => {
+  const api = "https://api.github.com";
+
+  test("checks its options", () => {
+    expect(() => github({ search: 0 })).toThrow(new RangeError("`search` must be a positive integer, got 0"));
+    expect(() => github({ contentCreating: { perMinute: -1 } })).toThrow(/`contentCreating.perMinute` must be a positive integer, got -1/);
+    expect(() => github({ maxRetryAfter: -5 })).toThrow(/`maxRetryAfter`/);
+    expect(() => github({ cores: 1 } as never)).toThrow(/`cores` is not an option of github\(\)/);
+  });
+
+  test("keys by resource; content-creating requests (and GraphQL mutations) also count as writes", async () => {
+    const profile = github();
+    expect(githubResource("/search/code")).toBe("code_search");
+    expect(profile.key(new Request(`${api}/search/issues?q=x`))).toBe("search");
+    expect(profile.key(new Request(`${api}/graphql`, { method: "POST" }))).toBe("graphql");
+    expect(profile.key(new Request(`${api}/repos/o/r`))).toBe("core");
+    expect(profile.key(new Request(`${api}/repos/o/r/issues`, { method: "POST" }))).toBe("core:write");
+    expect(await profile.cost(new Request(`${api}/repos/o/r`))).toEqual({ requests: 1, concurrent: 1 });
+    const writes = { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 };
+    expect(await profile.cost(new Request(`${api}/repos/o/r/issues`, { method: "POST", body: "{}" }))).toEqual(writes);
+    const mutation = post(`${api}/graphql`, { query: "mutation { addStar(input: {}) { clientMutationId } }" });
+    expect(await profile.cost(mutation)).toEqual(writes);
+    expect(profile.key(mutation)).toBe("graphql"); // one combination with every budget: the key cannot read the body
+    expect(await grantsNow(profile, "graphql", writes)).toBe(true);
+    expect(await profile.cost(post(`${api}/graphql`, { query: "query { viewer { login } }" }))).toEqual({ requests: 1, concurrent: 1 });
+  });
+
+  test("a primary refusal (remaining 0) pauses only its resource until the reset + 1 s", async () => {
+    const clock = new ManualClock();
+    const profile = github({ clock });
+    const server = new GitHubSimulator({ resources: { core: { limit: 1, interval: 10_000 } } });
+    server.request(0, { method: "GET", path: "/repos/o/r" });
+    const refused = toResponse(server.request(0, { method: "GET", path: "/repos/o/r" }));
+    expect(refused.status).toBe(403);
+    const request = new Request(`${api}/repos/o/r`);
+    expect(await profile.retry.shouldRetry!({ request, response: refused, attempt: 1 })).toBe(true); // 11 s ≤ 5 min
+    expect(profile.retry.delay!({ request, response: refused, attempt: 1, computed: 900 })).toBe(0); // the pause times it
+    profile.onResponse(event(refused, "core", request));
+    expect(await grantsNow(profile, "search", { requests: 1, concurrent: 1 })).toBe(true);
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(false);
+    await clock.advance(10_999);
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(false);
+    await clock.advance(1);
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
+  });
+
+  test("a secondary refusal pauses every resource for retry-after, else 60 s, doubling while refusals repeat", async () => {
+    const clock = new ManualClock();
+    const profile = github({ clock });
+    const body = '{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}';
+    const secondary = () => new Response(body, { status: 403, headers: { "x-ratelimit-remaining": "4000", "x-ratelimit-resource": "core" } });
+    const request = new Request(`${api}/repos/o/r/issues`, { method: "POST" });
+    const first = secondary();
+    expect(await profile.retry.shouldRetry!({ request, response: first, attempt: 1 })).toBe(true);
+    profile.onResponse(event(first, "core", request));
+    const again = secondary(); // in flight with the first: the same episode, no doubling
+    await profile.retry.shouldRetry!({ request, response: again, attempt: 1 });
+    profile.onResponse(event(again, "core", request));
+    expect(await grantsNow(profile, "search", { requests: 1, concurrent: 1 })).toBe(false);
+    await clock.advance(60_000);
+    expect(await grantsNow(profile, "search", { requests: 1, concurrent: 1 })).toBe(true);
+    const later = secondary(); // sent after the pause: refused again, so 120 s
+    await profile.retry.shouldRetry!({ request, response: later, attempt: 2 });
+    profile.onResponse(event(later, "core", request));
+    await clock.advance(119_999);
+    expect(await grantsNow(profile, "graphql", { requests: 1, concurrent: 1 })).toBe(false);
+    await clock.advance(1);
+    expect(await grantsNow(profile, "graphql", { requests: 1, concurrent: 1 })).toBe(true);
+    const withRetryAfter = new Response(body, { status: 429, headers: { "retry-after": "7" } });
+    profile.onResponse(event(new Response("{}", { headers: { "x-ratelimit-remaining": "10" } }), "core")); // a success resets
+    await profile.retry.shouldRetry!({ request, response: withRetryAfter, attempt: 1 });
+    profile.onResponse(event(withRetryAfter, "core", request));
+    await clock.advance(7_000);
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
+  });
+
+  test("a secondary refusal of a write lowers the writes budget to the writes GitHub accepted that minute", async () => {
+    const clock = new ManualClock();
+    const profile = github({ clock });
+    const write = () => new Request(`${api}/repos/o/r/issues/1/comments`, { method: "POST", body: "{}" });
+    const created = () => new Response("{}", { status: 201, headers: { "x-ratelimit-remaining": "4000" } });
+    profile.onResponse(event(created(), "core", write()));
+    profile.onResponse(event(created(), "core", write()));
+    const refused = new Response('{"message":"secondary rate limit"}', { status: 403, headers: { "retry-after": "60" } });
+    await profile.retry.shouldRetry!({ request: write(), response: refused, attempt: 1 });
+    profile.onResponse(event(refused, "core", write()));
+    profile.onResponse(event(created(), "core", write())); // sent before the refusal, answered during the pause
+    await clock.advance(60_000);
+    const writeCost = { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 };
+    for (let i = 0; i < 3; i++) expect(await grantsNow(profile, "core:write", writeCost)).toBe(true);
+    expect(await grantsNow(profile, "core:write", writeCost)).toBe(false); // 3 a minute, not 80
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true); // reads go on
+  });
+
+  test("a 403 that is no rate limit is left to the fetch's rule; a wait past maxRetryAfter is not retried", async () => {
+    const profile = github({ maxRetryAfter: 30_000 });
+    const request = new Request(`${api}/repos/o/r`);
+    const forbidden = new Response('{"message":"Resource not accessible by integration"}', { status: 403, headers: { "x-ratelimit-remaining": "4999" } });
+    expect(await profile.retry.shouldRetry!({ request, response: forbidden, attempt: 1 })).toBeUndefined();
+    const secondary = new Response('{"message":"secondary rate limit"}', { status: 403 });
+    expect(await profile.retry.shouldRetry!({ request, response: secondary, attempt: 1 })).toBe(false); // 60 s > 30 s
+    expect(profile.rateLimitHeaders).toBe(false);
+  });
+});
