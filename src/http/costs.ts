@@ -14,14 +14,17 @@
  * errors — for a response without a body, until its headers — because that is when the server is
  * done with the request: a stream still being read still occupies a connection (and, at an LLM API,
  * a generation). A body nobody touches for `slotTimeout` ms frees its slot (the body stays readable),
- * so a response the caller never reads cannot hold a slot forever.
+ * so a response the caller never reads cannot hold a slot forever (the body's end: `body-end.ts`).
  *
  * @module
  */
 import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import type { Permits, Reservation } from "../limiters/reservation.ts";
 import { describeValue, nonNegativeFinite, positiveInteger, requireFunction } from "../validate.ts";
+import { trackBody, unrefTimer } from "./body-end.ts";
 import { HTTP_DEFAULTS } from "./defaults.ts";
+
+export { trackBody };
 
 /**
  * What one attempt reserves: a number of permits, or per dimension of a limiter made with
@@ -253,77 +256,6 @@ export function applySettle(settle: SettleFunction | undefined, response: Respon
   }
   hold.actual(result as Cost | undefined | Promise<Cost | undefined>);
   return response;
-}
-
-/** A timer that does not keep a process alive by itself (where the runtime can tell). */
-function unrefTimer(clock: Clock, callback: () => void, ms: number): TimerHandle {
-  const handle = clock.setTimeout(callback, ms);
-  (handle as { unref?: () => void } | null)?.unref?.();
-  return handle;
-}
-
-/**
- * The response with a body that reports its end once — fully read, cancelled or errored — or after
- * `idleMs` ms in which nobody read from it (the body stays readable then). A response without a body
- * (or one a `Response` cannot be rebuilt with) reports at once and is returned as is. The copy keeps
- * the status, headers, `url` and `redirected` of the original. @internal
- *
- * @example
- * ```ts
- * const tracked = trackBody(response, () => hold.bodyEnded(), clock, 30_000);
- * ```
- */
-export function trackBody(response: Response, ended: () => void, clock: Clock, idleMs: number): Response {
-  const body = response.body;
-  if (body === null || response.status < 200 || response.status > 599 || body.locked) {
-    ended();
-    return response;
-  }
-  let done = false;
-  let last = clock.now();
-  let timer: TimerHandle | undefined;
-  const finish = () => {
-    if (done) return;
-    done = true;
-    if (timer !== undefined) clock.clearTimeout(timer);
-    timer = undefined;
-    ended();
-  };
-  // Checks idleness from the last read, so reading costs no timer work per chunk.
-  const check = () => {
-    timer = undefined;
-    if (done) return;
-    const idle = clock.now() - last;
-    if (idle >= idleMs) finish();
-    else timer = unrefTimer(clock, check, idleMs - idle);
-  };
-  timer = unrefTimer(clock, check, idleMs);
-  const reader = body.getReader();
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      last = clock.now();
-      try {
-        const chunk = await reader.read();
-        last = clock.now();
-        if (chunk.done) {
-          controller.close();
-          finish();
-        } else controller.enqueue(chunk.value);
-      } catch (error) {
-        finish();
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      finish();
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
-  const copy = new Response(stream, { status: response.status, statusText: response.statusText, headers: response.headers });
-  for (const name of ["url", "redirected", "type"] as const) {
-    Object.defineProperty(copy, name, { value: response[name], enumerable: true });
-  }
-  return copy;
 }
 
 /**

@@ -37,12 +37,12 @@
  * Invariants: waiters take nothing until granted (a reservation is a rule for others, not a take), so an abort leaves the domain
  * exactly as if the waiter had never asked (with one exception, for priorities: the waiter behind an
  * aborted front of its priority level starts aging at the abort, see `priority.ts`); the timer is armed only while waiters exist, so an idle
- * limiter keeps no process alive; delays are capped at {@link MAX_TIMER_DELAY} and re-checked.
+ * limiter keeps no process alive; delays are capped and re-checked (see `gate-timer.ts`).
  *
  * @module
  */
-import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
-import { type GateTime, timeOf } from "./gate-time.ts";
+import { rejectAll } from "./gate-fail.ts";
+import { GateTimer } from "./gate-timer.ts";
 import type { Policy } from "./policy.ts";
 import { simulate, TailCache } from "./predict.ts";
 import { amountAt, conflictsUntil, newEpoch, reserve, type Reservations, scanQueues } from "./scan.ts";
@@ -57,8 +57,7 @@ export { abortReason, RESOLVED, startTask, type Task, Waiter, WaitQueue };
 const NO_RESERVATIONS: Reservations = new Map();
 
 /** The waiting mechanism of one domain. Limiters reach it through {@link Gate.root}. */
-export class Gate {
-  readonly clock: Clock;
+export class Gate extends GateTimer {
   /**
    * How many gates this domain was made of. Merging keeps the larger domain's gate, so combinations
    * made and dropped again and again (a `KeyedLimiter` of `combine(overall, perKey)`) fold into the
@@ -76,23 +75,10 @@ export class Gate {
    * A shared empty map while nobody waits, so an idle limiter (one per key) carries no map of its own.
    */
   reserved: Reservations = NO_RESERVATIONS;
-  #timer: TimerHandle | undefined = undefined;
-  #timerAt = Infinity;
   /** Predictions' cache while the domain has one queue (see {@link TailCache}); dropped on any change. */
   #tail: TailCache | undefined = undefined;
   /** True when a waiter holds policies (no reserved time) as of the last scan or enqueue. */
   #holding = false;
-  /** The gate time by which the armed timer fires (≤ `#timerAt` when a long delay is capped). */
-  #timerDue = -Infinity;
-  /** The clock's step-back count when the timer was armed. */
-  #armedSteps = 0;
-
-  readonly #time: GateTime;
-
-  constructor(clock: Clock) {
-    this.clock = clock;
-    this.#time = timeOf(clock);
-  }
 
   /** The gate that currently owns this domain (gates merge when limiters are combined). */
   root(): Gate {
@@ -101,54 +87,13 @@ export class Gate {
     return gate;
   }
 
-  /**
-   * Gate time (see `gate-time.ts`): never backwards, never stalled by a clock stepping back.
-   * @throws {TypeError} when `clock.now()` returns anything but a finite number
-   */
-  now(): number {
-    return this.#time.now();
-  }
-
-  /**
-   * Gate time where nobody can catch a throw (a timer, a task's completion, an abort listener): a
-   * clock that fails rejects every waiter of the domain with its error instead, since none of them
-   * can be timed any more; `undefined` then.
-   */
-  #nowOrFail(): number | undefined {
-    try {
-      return this.#time.now();
-    } catch (error) {
-      this.#failAll(error);
-      return undefined;
-    }
-  }
-
-  #failAll(error: unknown): void {
-    this.#arm(Infinity, 0);
+  /** Fails the domain (see `gate-fail.ts`): no timer, no reservations, every waiter rejected. */
+  protected failAll(error: unknown): void {
+    this.arm(Infinity, 0);
     this.reserved = NO_RESERVATIONS;
     this.#tail = undefined;
     this.#holding = false;
-    const failed: Waiter[] = [];
-    for (const queue of this.active) {
-      failed.push(...queue.waiters());
-      queue.clear();
-      queue.arrivals?.clear(); // failed, not granted nor aborted: nobody will ask how long they waited
-      queue.gate = null;
-    }
-    this.active.clear();
-    failed.sort((a, b) => a.seq - b.seq);
-    const rejection = Promise.reject(error);
-    rejection.catch(() => {});
-    for (const waiter of failed) {
-      waiter.prev = waiter.next = null;
-      if (waiter.signal !== undefined) unwatch(waiter);
-      waiter.resolve(rejection);
-    }
-  }
-
-  /** Serves the waiters already due when the timer is overdue, before a newcomer is considered. */
-  serveOverdue(now: number): void {
-    if (this.#timerAt <= now) this.scan(now);
+    rejectAll(this.active, error);
   }
 
   /**
@@ -305,13 +250,13 @@ export class Gate {
       if (this.reserved === NO_RESERVATIONS) this.reserved = new Map();
       reserve(policies, permits, Math.max(due, until), this.reserved, amounts);
     }
-    if (changeAt < this.#timerAt) this.#arm(changeAt, now);
+    if (changeAt < this.timerAt) this.arm(changeAt, now);
     return promise;
   }
 
   /** Ends held grants (their task completed) and lets waiters use the capacity that frees. */
   release(policies: readonly Policy[], permits: number): void {
-    const now = this.#nowOrFail();
+    const now = this.nowOrFail();
     if (now === undefined) return;
     for (let i = 0; i < policies.length; i++) policies[i]!.release?.(permits, now);
     this.scan(now);
@@ -322,7 +267,7 @@ export class Gate {
    * releases permits held until completion when `release`, and lets waiters use what that frees.
    */
   finish(policies: readonly Policy[], permits: number, release: boolean): void {
-    const now = this.#nowOrFail();
+    const now = this.nowOrFail();
     if (now === undefined) return;
     for (let i = 0; i < policies.length; i++) {
       if (release) policies[i]!.release?.(permits, now);
@@ -336,7 +281,7 @@ export class Gate {
    * is rescanned once the drain ends (a pass per task would be wasted work).
    */
   stampStart(policies: readonly Policy[], permits: number): void {
-    const now = this.#nowOrFail();
+    const now = this.nowOrFail();
     if (now === undefined) return;
     for (let i = 0; i < policies.length; i++) policies[i]!.release?.(permits, now);
     this.#tail = undefined;
@@ -353,7 +298,7 @@ export class Gate {
 
   /** Runs the grant rule now and re-arms the timer for the next change. */
   scan(at?: number): void {
-    const now = at ?? this.#nowOrFail();
+    const now = at ?? this.nowOrFail();
     if (now === undefined) return;
     let granted: Waiter[] | undefined;
     let wake = Infinity;
@@ -383,7 +328,7 @@ export class Gate {
         break;
       }
     }
-    this.#arm(wake, now);
+    this.arm(wake, now);
     if (granted !== undefined) {
       settleInOrder(granted, this);
     }
@@ -404,7 +349,7 @@ export class Gate {
     a.#weight += b.#weight;
     for (const queue of b.active) a.#activate(queue);
     b.active.clear();
-    b.#arm(Infinity, 0);
+    b.arm(Infinity, 0);
     b.#tail = undefined;
     b.forward = a;
     a.scan();
@@ -416,11 +361,6 @@ export class Gate {
     let n = 0;
     for (const q of this.active) n += q.size;
     return n;
-  }
-
-  /** True while the gate has a timer armed (only while waiters exist). */
-  get hasTimer(): boolean {
-    return this.#timer !== undefined;
   }
 
   #activate(queue: WaitQueue): void {
@@ -443,7 +383,7 @@ export class Gate {
     const queue = waiter.queue;
     let now: number;
     try {
-      now = this.#time.now();
+      now = this.now();
     } catch {
       now = -Infinity; // the rescan that follows fails the domain with the clock's error anyway
     }
@@ -451,34 +391,4 @@ export class Gate {
     if (queue.size === 0) this.#deactivate(queue);
     return abortedAt(queue, waiter, now);
   }
-
-  #arm(wake: number, now: number): void {
-    if (wake === this.#timerAt && this.#timer !== undefined) return;
-    if (this.#timer !== undefined) {
-      this.clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
-    this.#timerAt = wake;
-    if (wake === Infinity) return;
-    const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, wake - now));
-    this.#timerDue = now + delay;
-    this.#armedSteps = this.#time.steps;
-    this.#timer = this.clock.setTimeout(this.#onTimer, delay);
-  }
-
-  readonly #onTimer = (): void => {
-    this.#timer = undefined;
-    this.#timerAt = Infinity;
-    let now: number;
-    try {
-      // The clock's reading; an early fire just re-arms. Only across a step back is the fire itself
-      // taken as proof that its time has passed (see GateTime.atLeast).
-      now = this.#time.now();
-      if (this.#time.steps !== this.#armedSteps) now = this.#time.atLeast(this.#timerDue);
-    } catch (error) {
-      this.#failAll(error);
-      return;
-    }
-    this.scan(now);
-  };
 }
