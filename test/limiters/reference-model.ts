@@ -14,7 +14,7 @@ export interface RequestSpec {
   /** Which limiter object (queue) the request is made on. */
   queue: number;
   permits: number;
-  /** Abort time (a half-integer, so it never ties with a grant), or undefined. */
+  /** Abort time, or undefined: each its own instant just past a half-integer, so it never ties with an arrival, a policy change or another abort. */
   abortAt?: number;
   /** Higher first within its limiter (default 0). */
   priority?: number;

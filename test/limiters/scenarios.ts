@@ -90,7 +90,14 @@ export const scenario: fc.Arbitrary<Scenario> = fc
     return fc.record({
       policies: fc.constant(policies),
       queues: fc.constant(queues),
-      requests: fc.tuple(fc.array(request, { minLength: 1, maxLength: 25 }), loops).map(([rs, ls]) => [...rs, ...ls]),
+      // Each request's abort its own instant, a 1/1024 ms multiple past the half (exact in binary):
+      // an abort lets the waiter behind through at once, and a grant at an abort time times the next
+      // change from there, so an equal abort time elsewhere would race a grant — which wins is timer
+      // order, not anything the README promises.
+      requests: fc.tuple(fc.array(request, { minLength: 1, maxLength: 25 }), loops).map(([rs, ls]) => [
+        ...rs.map((r, i) => (r.abortAt === undefined ? r : { ...r, abortAt: r.abortAt + (i + 1) / 1024 })),
+        ...ls,
+      ]),
     });
   });
 
