@@ -36,12 +36,12 @@ export interface EntryPoint {
 export const ENTRIES: readonly EntryPoint[] = [
   // The main entry holds the limiters and the throttled fetch (18 KiB of it for a fetch user); the limiter core
   // alone has its own, tighter budget in scripts/check-size.ts.
-  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 15 * 1024 },
+  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 29.5 * 1024 },
   // ManualClock alone is under 1 KiB (tree-shaken); with every simulated server and vendor simulator, 8.3 KiB.
   { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 9 * 1024 },
   // With what it imports (the header parsers, the gate, WindowLimiter, KeyedLimiter): 14.2 KiB; over the
   // main entry, which a user of it imports anyway for the limiter, the interceptor adds 1.7 KiB.
-  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 11 * 1024 },
+  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 23.5 * 1024 },
   // The profiles with their building blocks (header readers, estimators, the SSE tap) and the limiters they
   // build (window, combination, concurrency, keyed): 19.9 KiB measured after the fetch-reserve merge (16.5
   // before it: the limiters grew); a user imports most of that from the main entry anyway.
