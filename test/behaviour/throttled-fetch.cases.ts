@@ -33,10 +33,14 @@ describe("throttled fetch", () => {
     await until(() => seen.length === 2, "the first two arrive");
     await until(() => limiter.queued === 3, "the other three wait in the queue");
     expect(seen.length).toBe(2); // the three others were never granted, so never sent
+    // A user-built window is counted from each response (see README "At the documented limit"):
+    // virtual time may only move once the client has the first two responses (the network is real).
+    await Promise.all([calls[0], calls[1]]);
     await clock.advance(1000);
     await until(() => seen.length === 4, "two more arrive a virtual second later");
     expect(limiter.queued).toBe(1); // the fifth is still waiting for its turn
     expect(seen.length).toBe(4);
+    await Promise.all([calls[2], calls[3]]);
     await clock.advance(1000);
     await until(() => seen.length === 5, "the last one arrives");
     expect(await Promise.all(calls)).toEqual(["ok", "ok", "ok", "ok", "ok"]);
