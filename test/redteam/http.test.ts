@@ -1,0 +1,43 @@
+// Red-team findings against the throttled fetch: each test fails on the current code.
+import { describe, expect, test } from "vitest";
+import { createThrottledFetch, ManualClock } from "../../src/index.ts";
+
+describe("red team: throttled fetch", () => {
+  test("maxConcurrent: a body being read (a read pending on a slow stream) keeps its slot past slotTimeout", async () => {
+    // README: "A body nobody reads frees its slot after slotTimeout ms with no read" — a caller
+    // awaiting reader.read() on an SSE stream whose next event is 10 s away IS reading.
+    const clock = new ManualClock();
+    const sentAt: number[] = [];
+    const api = createThrottledFetch({
+      maxConcurrent: 1,
+      slotTimeout: 5000,
+      clock,
+      fetch: async () => {
+        sentAt.push(clock.now());
+        return new Response(new ReadableStream<Uint8Array>()); // the next event comes later
+      },
+    });
+    const first = await api("https://x.test/stream");
+    const reader = first.body!.getReader();
+    const pending = reader.read(); // the caller is reading, the server is slow
+    const second = api("https://x.test/2");
+    await clock.advance(6000);
+    expect(sentAt).toEqual([0]); // actual: [0, 5000] — 2 in flight at the server with maxConcurrent: 1
+    void pending;
+    await reader.cancel();
+    await clock.advance(0);
+    await (await second).body?.cancel();
+  });
+
+  test("settle returning { response: <not a Response>, actual } does not resolve the call with a non-Response", async () => {
+    // Promise: `api` resolves with a Response or rejects; an invalid settle result must not leak through.
+    const api = createThrottledFetch({
+      limit: 5,
+      fetch: async () => new Response("x"),
+      cost: 1,
+      settle: (() => ({ response: 5, actual: 1 })) as never,
+    });
+    const outcome = await api("https://x.test/").then((r) => r, (e: unknown) => e);
+    expect(outcome instanceof Response || outcome instanceof TypeError).toBe(true); // actual: resolves with 5
+  });
+});
