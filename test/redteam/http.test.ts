@@ -40,4 +40,25 @@ describe("red team: throttled fetch", () => {
     const outcome = await api("https://x.test/").then((r) => r, (e: unknown) => e);
     expect(outcome instanceof Response || outcome instanceof TypeError).toBe(true); // actual: resolves with 5
   });
+
+  test("totalTimeout and the caller's signal end a call whose async `cost` is still pending", async () => {
+    // README: totalTimeout "bounds the whole call"; "Your signal aborts the call at any stage".
+    const clock = new ManualClock();
+    const api = createThrottledFetch({
+      limit: 1,
+      clock,
+      totalTimeout: 50,
+      cost: () => new Promise<number>(() => {}), // e.g. an estimate awaiting a stalled body or service
+      settle: () => undefined,
+      fetch: async () => new Response("x"),
+    });
+    const ac = new AbortController();
+    const outcomes: string[] = [];
+    api("https://x.test/a").then(() => outcomes.push("a:resolved"), (e: Error) => outcomes.push(`a:${e.name}`));
+    api("https://x.test/b", { signal: ac.signal }).then(() => outcomes.push("b:resolved"), (e: Error) => outcomes.push(`b:${e.message}`));
+    await clock.advance(10);
+    ac.abort(new Error("mine"));
+    await clock.advance(100);
+    expect(outcomes.sort()).toEqual(["a:TimeoutError", "b:mine"]); // actual: [] — both hang forever, no timer left
+  });
 });
