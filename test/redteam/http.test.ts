@@ -61,4 +61,34 @@ describe("red team: throttled fetch", () => {
     await clock.advance(100);
     expect(outcomes.sort()).toEqual(["a:TimeoutError", "b:mine"]); // actual: [] — both hang forever, no timer left
   });
+
+  test("maxConcurrent: a body errored by the caller's abort (never read) frees its slot at once, not after slotTimeout", async () => {
+    // README: "A slot is held until the response body is read to its end, cancelled or errors".
+    // Against node:http with Node's fetch the same scenario sends the 2nd request 2.9 s late (slotTimeout 3000).
+    const clock = new ManualClock();
+    const sentAt: number[] = [];
+    const api = createThrottledFetch({
+      maxConcurrent: 1,
+      slotTimeout: 5000,
+      clock,
+      fetch: async (_input, init) => {
+        sentAt.push(clock.now());
+        // Like fetch: aborting the signal errors the body stream.
+        const body = new ReadableStream<Uint8Array>({
+          start(c) {
+            init?.signal?.addEventListener("abort", () => c.error(init.signal!.reason));
+          },
+        });
+        return new Response(body);
+      },
+    });
+    const ac = new AbortController();
+    await api("https://x.test/1", { signal: ac.signal });
+    ac.abort(new Error("done with it")); // the caller gives up on the body without reading it
+    const second = api("https://x.test/2");
+    await clock.advance(0);
+    expect(sentAt).toEqual([0, 0]); // actual: [0] until t = 5000
+    await clock.advance(5000);
+    await (await second).body?.cancel();
+  });
 });
