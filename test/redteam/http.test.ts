@@ -111,4 +111,13 @@ describe("red team: throttled fetch", () => {
     await done;
     expect(server.stats.byStatus[429] ?? 0).toBe(0); // actual: 3
   });
+
+  test("a `cost` function's invalid result is reported as `cost`, not `permits`", async () => {
+    // Brief/README: invalid options throw naming the option and the value. The static `cost: NaN`
+    // says "`cost` must be a positive integer, got NaN"; the function form blames `permits`.
+    const api = createThrottledFetch({ limit: 5, fetch: async () => new Response("x"), cost: () => Number.NaN, settle: () => undefined });
+    const error = await api("https://x.test/").then(() => undefined, (e: Error) => e);
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error!.message).toMatch(/^`cost/); // actual: "`permits` must be a positive integer, got NaN"
+  });
 });
