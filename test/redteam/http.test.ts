@@ -1,6 +1,9 @@
 // Red-team findings against the throttled fetch: each test fails on the current code.
+import http from "node:http";
+import { Agent, request } from "undici";
 import { describe, expect, test } from "vitest";
-import { createThrottledFetch, ManualClock } from "../../src/index.ts";
+import { throttle } from "../../src/undici.ts";
+import { createThrottledFetch, KeyedLimiter, ManualClock, WindowLimiter } from "../../src/index.ts";
 import { createSimulatedFetch, serveModel, SlidingLogServer } from "../../src/testing.ts";
 
 describe("red team: throttled fetch", () => {
@@ -119,5 +122,35 @@ describe("red team: throttled fetch", () => {
     const error = await api("https://x.test/").then(() => undefined, (e: Error) => e);
     expect(error).toBeInstanceOf(RangeError);
     expect(error!.message).toMatch(/^`cost/); // actual: "`permits` must be a positive integer, got NaN"
+  });
+});
+
+describe("red team: sluice/undici", () => {
+  test("an error thrown by `permits`/`key` that quotes the URL reaches the caller scrubbed (no query)", async () => {
+    // README: "`sluice/undici` does the same [scrubbing] for the errors it passes to your handler";
+    // the throttled fetch scrubs the same errors from its `permits`/`key` functions.
+    const server = http.createServer((_req, res) => res.end("ok"));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const leaks: string[] = [];
+    try {
+      for (const options of [
+        { limit: 5, permits: (o: { origin?: unknown; path: string }) => { throw new Error(`no estimate for ${String(o.origin)}${o.path}`); } },
+        {
+          limiter: new KeyedLimiter({ create: () => new WindowLimiter({ limit: 5, interval: 1000 }) }),
+          key: (o: { path: string }) => { throw new Error(`no key for ${o.path}`); },
+        },
+      ]) {
+        const agent = new Agent().compose(throttle(options as never));
+        const error = await request(`${base}/p?api_key=s3cr3tXYZ`, { dispatcher: agent }).then(() => undefined, (e: Error) => e);
+        await agent.close();
+        expect(error).toBeInstanceOf(Error);
+        if (`${error!.message}${error!.stack}`.includes("s3cr3tXYZ")) leaks.push(error!.message);
+      }
+    } finally {
+      server.close();
+      server.closeAllConnections();
+    }
+    expect(leaks).toEqual([]); // actual: ["no estimate for http://127.0.0.1:…/p?api_key=s3cr3tXYZ", "no key for /p?api_key=s3cr3tXYZ"]
   });
 });
