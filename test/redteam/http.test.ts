@@ -9,7 +9,9 @@ import { createSimulatedFetch, serveModel, SlidingLogServer } from "../../src/te
 describe("red team: throttled fetch", () => {
   test("maxConcurrent: a body being read (a read pending on a slow stream) keeps its slot past slotTimeout", async () => {
     // README: "A body nobody reads frees its slot after slotTimeout ms with no read" — a caller
-    // awaiting reader.read() on an SSE stream whose next event is 10 s away IS reading.
+    // awaiting reader.read() on an SSE stream whose next event is 10 s away IS reading. Real node:http
+    // SSE server (next event after 1.5 s), Node fetch, maxConcurrent 1, slotTimeout 500, 3 callers each
+    // doing `await r.text()`: the server saw 3 requests in flight at once.
     const clock = new ManualClock();
     const sentAt: number[] = [];
     const api = createThrottledFetch({
