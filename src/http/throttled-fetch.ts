@@ -37,7 +37,7 @@ import { startFlight } from "./in-flight.ts";
 import type { SendTag } from "../adaptive/controller.ts";
 import { type Admission, admitAdaptive, mustPace } from "../adaptive/rates.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
-import { anySignal, sleep, startTimer, type Timer } from "./timers.ts";
+import { anySignal, sleep, startTimer, type Timer, untilAborted } from "./timers.ts";
 import { applySettle, AttemptHold, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
 import type { ScheduleOptions } from "../limiters/limiter.ts";
 import type { Reservation } from "../limiters/reservation.ts";
@@ -205,7 +205,13 @@ async function runAttempts(
   // The cost before the key: a key may depend on what the cost read from the body (an LLM profile's
   // budgets are per model, and the model is in the body).
   const costs = config.costs;
-  const cost = costs === undefined || !costs.reserve ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
+  // An async `cost` runs under the call's signal: the caller's abort and `totalTimeout` (armed
+  // before the call began) end the call while it is pending.
+  const cost = costs === undefined || !costs.reserve
+    ? undefined
+    : typeof costs.cost === "function"
+    ? await untilAborted(costs.cost(call.request), callSignal)
+    : costs.cost;
   // With a KeyedLimiter or `adaptive`: one limiter, and one learned rate, per key.
   const key = config.keyed === undefined && config.adaptive === undefined ? undefined : config.key(call.request);
   if (key !== undefined && typeof key !== "string") {
