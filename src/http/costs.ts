@@ -21,6 +21,7 @@
 import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import type { Permits, Reservation } from "../limiters/reservation.ts";
 import { describeValue, nonNegativeFinite, positiveInteger, requireFunction } from "../validate.ts";
+import { isResponse } from "./body.ts";
 import { trackBody, unrefTimer } from "./body-end.ts";
 import { HTTP_DEFAULTS } from "./defaults.ts";
 
@@ -250,6 +251,14 @@ export function applySettle(settle: SettleFunction | undefined, response: Respon
     throw error;
   }
   if (isStreamed(result)) {
+    if (!isResponse(result.response)) {
+      // The caller must get a Response: the call fails, the reservation counts as reserved, and
+      // the response nobody will read frees its connection.
+      Promise.resolve(result.actual).catch(() => {});
+      hold.release();
+      response.body?.cancel().catch(() => {});
+      throw new TypeError(`\`settle\` must return a Response as \`response\`, got ${describeValue(result.response)}`);
+    }
     const actual = Promise.resolve(result.actual);
     hold.actual(actual);
     return result.response;

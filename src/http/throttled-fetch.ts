@@ -26,7 +26,7 @@
  */
 import { abortReason } from "../limiters/gate.ts";
 import type { Limiter } from "../limiters/limiter.ts";
-import { isRequest, planBody } from "./body.ts";
+import { isRequest, isResponse, planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
 import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
@@ -99,12 +99,6 @@ function resolveFetch(config: ResolvedOptions): FetchLike {
     throw new TypeError("`fetch` must be a function: pass the `fetch` option where globalThis.fetch is missing");
   }
   return fetchImpl;
-}
-
-function isResponse(value: unknown): value is Response {
-  const r = value as Response;
-  return typeof r === "object" && r !== null && typeof r.status === "number" &&
-    typeof r.headers === "object" && r.headers !== null && typeof r.headers.get === "function";
 }
 
 async function runCall(config: ResolvedOptions, input: FetchInput, init: RequestInit | undefined, full: boolean): Promise<Response> {
