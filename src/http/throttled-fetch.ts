@@ -38,7 +38,7 @@ import type { SendTag } from "../adaptive/controller.ts";
 import { type Admission, admitAdaptive, mustPace } from "../adaptive/rates.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
 import { anySignal, sleep, startTimer, type Timer, untilAborted } from "./timers.ts";
-import { applySettle, AttemptHold, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
+import { applySettle, asCostError, AttemptHold, checkCostResult, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
 import type { ScheduleOptions } from "../limiters/limiter.ts";
 import type { Reservation } from "../limiters/reservation.ts";
 import { ARRIVAL, newArrival } from "../limiters/waiter.ts";
@@ -204,7 +204,7 @@ async function runAttempts(
   const cost = costs === undefined || !costs.reserve
     ? undefined
     : typeof costs.cost === "function"
-    ? await untilAborted(costs.cost(call.request), callSignal)
+    ? checkedCost(await untilAborted(costs.cost(call.request), callSignal), costs.named)
     : costs.cost;
   // With a KeyedLimiter or `adaptive`: one limiter, and one learned rate, per key.
   const key = config.keyed === undefined && config.adaptive === undefined ? undefined : config.key(call.request);
@@ -304,7 +304,7 @@ async function runAttempts(
         } else if (reserved === undefined) response = await limiter.schedule(send, options);
         else {
           const asked = costs!.maxConcurrent === undefined ? reserved : slotCost(limiter, reserved);
-          const reservation = await reserveOn(limiter, asked, options);
+          const reservation = await reserveOn(limiter, asked, options, costs!.named);
           // Granted, but the caller left before anything was sent: everything goes back.
           if (callSignal?.aborted) {
             reservation.cancel();
@@ -511,10 +511,19 @@ function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryD
 }
 
 /** Reserves `cost` on `limiter`, which must support reservations (every built-in limiter does). */
-function reserveOn(limiter: Limiter, cost: Cost, options: ScheduleOptions): Promise<Reservation> {
+function reserveOn(limiter: Limiter, cost: Cost, options: ScheduleOptions, named: "cost" | "permits"): Promise<Reservation> {
   if (typeof limiter.reserve !== "function") {
     throw new TypeError("`cost`, `settle` and `maxConcurrent` need a limiter with `reserve()` (every sluice limiter has it)");
   }
   const { permits: _, ...rest } = options;
-  return limiter.reserve(cost, rest);
+  try {
+    return limiter.reserve(cost, rest).catch((error: unknown) => Promise.reject(asCostError(error, named)));
+  } catch (error) {
+    throw asCostError(error, named);
+  }
+}
+
+/** A `cost` function's result, checked as `cost` (a `permits` function's is checked by the limiter). */
+function checkedCost(value: Cost, named: "cost" | "permits"): Cost {
+  return named === "cost" ? checkCostResult(value) : value;
 }
