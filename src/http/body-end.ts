@@ -15,8 +15,9 @@ export function unrefTimer(clock: Clock, callback: () => void, ms: number): Time
 }
 
 /**
- * The response with a body that reports its end once — fully read, cancelled or errored — or after
- * `idleMs` ms in which nobody read from it (the body stays readable then). A response without a body
+ * The response with a body that reports its end once — fully read, cancelled or errored (also while
+ * nobody reads it) — or after `idleMs` ms in which no read was made or pending (the body stays
+ * readable then). A response without a body
  * (or one a `Response` cannot be rebuilt with) reports at once and is returned as is. The copy keeps
  * the status, headers, `url` and `redirected` of the original. @internal
  *
@@ -33,6 +34,9 @@ export function trackBody(response: Response, ended: () => void, clock: Clock, i
   }
   let done = false;
   let last = clock.now();
+  // A read in progress (the caller awaits data a slow server has not sent yet, e.g. an SSE gap) is
+  // reading: the idle time counts only while no read is pending.
+  let reading = false;
   let timer: TimerHandle | undefined;
   const finish = () => {
     if (done) return;
@@ -41,22 +45,25 @@ export function trackBody(response: Response, ended: () => void, clock: Clock, i
     timer = undefined;
     ended();
   };
-  // Checks idleness from the last read, so reading costs no timer work per chunk.
+  // Checks idleness from the last read, so reading costs no timer work per chunk. No timer while a
+  // read is pending: the read's end arms it again.
   const check = () => {
     timer = undefined;
-    if (done) return;
+    if (done || reading) return;
     const idle = clock.now() - last;
     if (idle >= idleMs) finish();
     else timer = unrefTimer(clock, check, idleMs - idle);
   };
   timer = unrefTimer(clock, check, idleMs);
   const reader = body.getReader();
+  // The body may end or error while nobody pulls (the caller's abort errors it, the server closes
+  // it): the slot frees then, not after `slotTimeout`. A close is seen only once its data was read.
+  reader.closed.then(finish, finish);
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      last = clock.now();
+      reading = true;
       try {
         const chunk = await reader.read();
-        last = clock.now();
         if (chunk.done) {
           controller.close();
           finish();
@@ -64,6 +71,10 @@ export function trackBody(response: Response, ended: () => void, clock: Clock, i
       } catch (error) {
         finish();
         controller.error(error);
+      } finally {
+        reading = false;
+        last = clock.now();
+        if (timer === undefined && !done) timer = unrefTimer(clock, check, idleMs);
       }
     },
     cancel(reason) {

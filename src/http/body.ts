@@ -153,3 +153,17 @@ export function isRequest(input: unknown): input is Request {
     typeof (input as Request).url === "string" && typeof (input as Request).method === "string" &&
     typeof (input as Request).headers === "object" && typeof (input as Request).arrayBuffer === "function";
 }
+
+/**
+ * True for a `Response` from any realm or fetch implementation (checked by shape, not `instanceof`).
+ *
+ * @example
+ * ```ts
+ * isResponse(new Response("x")); // true
+ * ```
+ */
+export function isResponse(value: unknown): value is Response {
+  const r = value as Response;
+  return typeof r === "object" && r !== null && typeof r.status === "number" &&
+    typeof r.headers === "object" && r.headers !== null && typeof r.headers.get === "function";
+}

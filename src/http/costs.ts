@@ -21,6 +21,7 @@
 import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import type { Permits, Reservation } from "../limiters/reservation.ts";
 import { describeValue, nonNegativeFinite, positiveInteger, requireFunction } from "../validate.ts";
+import { isResponse } from "./body.ts";
 import { trackBody, unrefTimer } from "./body-end.ts";
 import { HTTP_DEFAULTS } from "./defaults.ts";
 
@@ -92,6 +93,8 @@ export interface ResolvedCosts {
    * then counts it from there (later than the headers: still safe against a strict server).
    */
   readonly reserve: boolean;
+  /** The option the cost came from, for error messages: `cost`, or `permits` (with `settle` alone). */
+  readonly named: "cost" | "permits";
 }
 
 /**
@@ -118,6 +121,37 @@ export function checkCost(value: unknown): ResolvedCosts["cost"] {
     return Object.freeze({ ...value }) as Cost;
   }
   throw new TypeError(`\`cost\` must be a positive integer, a record of dimensions or a function, got ${describeValue(value)}`);
+}
+
+/**
+ * Checks what a `cost` function returned for one call, as the static `cost` is checked.
+ * @throws {RangeError | TypeError} naming `cost` and the value
+ * @example
+ * ```ts
+ * checkCostResult(await estimate(request));
+ * ```
+ */
+export function checkCostResult(value: unknown): Cost {
+  if (typeof value === "function") {
+    throw new TypeError(`\`cost\` must return a positive integer or a record of dimensions, got ${describeValue(value)}`);
+  }
+  return checkCost(value) as Cost;
+}
+
+/**
+ * An error the limiter threw about the permits asked, renamed for the option the user gave: the
+ * limiter calls its argument `permits`, the user called it `cost` (e.g. a cost above what the limiter
+ * can ever grant). Any other error is returned as is.
+ * @example
+ * ```ts
+ * throw asCostError(error, costs.named);
+ * ```
+ */
+export function asCostError(error: unknown, named: "cost" | "permits"): unknown {
+  if (named === "permits" || !(error instanceof RangeError || error instanceof TypeError)) return error;
+  if (!error.message.startsWith("`permits")) return error;
+  const renamed = new (error instanceof RangeError ? RangeError : TypeError)(`\`cost${error.message.slice("`permits".length)}`);
+  return renamed;
 }
 
 /**
@@ -250,6 +284,14 @@ export function applySettle(settle: SettleFunction | undefined, response: Respon
     throw error;
   }
   if (isStreamed(result)) {
+    if (!isResponse(result.response)) {
+      // The caller must get a Response: the call fails, the reservation counts as reserved, and
+      // the response nobody will read frees its connection.
+      Promise.resolve(result.actual).catch(() => {});
+      hold.release();
+      response.body?.cancel().catch(() => {});
+      throw new TypeError(`\`settle\` must return a Response as \`response\`, got ${describeValue(result.response)}`);
+    }
     const actual = Promise.resolve(result.actual);
     hold.actual(actual);
     return result.response;
@@ -314,7 +356,14 @@ export function resolveCosts(o: {
   const cost = o.cost !== undefined ? checkCost(o.cost) : typeof permits === "function"
     ? permits as (request: Request) => number
     : permits === undefined ? HTTP_DEFAULTS.permits : positiveInteger("permits", permits);
-  return { cost, settle: checkSettle(o.settle), maxConcurrent, slotTimeout, reserve: o.cost !== undefined || o.settle !== undefined };
+  return {
+    cost,
+    settle: checkSettle(o.settle),
+    maxConcurrent,
+    slotTimeout,
+    reserve: o.cost !== undefined || o.settle !== undefined,
+    named: o.cost !== undefined ? "cost" : "permits",
+  };
 }
 
 /**

@@ -272,7 +272,8 @@ export interface ThrottledFetchOptions {
    * (giving both is a TypeError). A cost that can never fit rejects the call at once with the
    * limiter's RangeError naming the dimension, before anything is sent. Each attempt then takes a
    * reservation (`limiter.reserve`), which counts from its grant — also on a `WindowLimiter` with
-   * `countFrom: "completion"`. @default permits
+   * `countFrom: "completion"` and with `limit`/`interval`: against a strict server's window, add the
+   * longest time a request takes to reach the server to `interval`. @default permits
    * @example
    * ```ts
    * createThrottledFetch({ limiter: llm, cost: { requests: 1, tokens: 4000 } });

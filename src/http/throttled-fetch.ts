@@ -26,7 +26,7 @@
  */
 import { abortReason } from "../limiters/gate.ts";
 import type { Limiter } from "../limiters/limiter.ts";
-import { isRequest, planBody } from "./body.ts";
+import { isRequest, isResponse, planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
 import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
@@ -37,8 +37,8 @@ import { startFlight } from "./in-flight.ts";
 import type { SendTag } from "../adaptive/controller.ts";
 import { type Admission, admitAdaptive, mustPace } from "../adaptive/rates.ts";
 import { pauseFor, readServerSignals } from "./throttle.ts";
-import { anySignal, sleep, startTimer, type Timer } from "./timers.ts";
-import { applySettle, AttemptHold, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
+import { anySignal, sleep, startTimer, type Timer, untilAborted } from "./timers.ts";
+import { applySettle, asCostError, AttemptHold, checkCostResult, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
 import type { ScheduleOptions } from "../limiters/limiter.ts";
 import type { Reservation } from "../limiters/reservation.ts";
 import { ARRIVAL, newArrival } from "../limiters/waiter.ts";
@@ -99,12 +99,6 @@ function resolveFetch(config: ResolvedOptions): FetchLike {
     throw new TypeError("`fetch` must be a function: pass the `fetch` option where globalThis.fetch is missing");
   }
   return fetchImpl;
-}
-
-function isResponse(value: unknown): value is Response {
-  const r = value as Response;
-  return typeof r === "object" && r !== null && typeof r.status === "number" &&
-    typeof r.headers === "object" && r.headers !== null && typeof r.headers.get === "function";
 }
 
 async function runCall(config: ResolvedOptions, input: FetchInput, init: RequestInit | undefined, full: boolean): Promise<Response> {
@@ -205,7 +199,13 @@ async function runAttempts(
   // The cost before the key: a key may depend on what the cost read from the body (an LLM profile's
   // budgets are per model, and the model is in the body).
   const costs = config.costs;
-  const cost = costs === undefined || !costs.reserve ? undefined : typeof costs.cost === "function" ? await costs.cost(call.request) : costs.cost;
+  // An async `cost` runs under the call's signal: the caller's abort and `totalTimeout` (armed
+  // before the call began) end the call while it is pending.
+  const cost = costs === undefined || !costs.reserve
+    ? undefined
+    : typeof costs.cost === "function"
+    ? checkedCost(await untilAborted(costs.cost(call.request), callSignal), costs.named)
+    : costs.cost;
   // With a KeyedLimiter or `adaptive`: one limiter, and one learned rate, per key.
   const key = config.keyed === undefined && config.adaptive === undefined ? undefined : config.key(call.request);
   if (key !== undefined && typeof key !== "string") {
@@ -304,7 +304,7 @@ async function runAttempts(
         } else if (reserved === undefined) response = await limiter.schedule(send, options);
         else {
           const asked = costs!.maxConcurrent === undefined ? reserved : slotCost(limiter, reserved);
-          const reservation = await reserveOn(limiter, asked, options);
+          const reservation = await reserveOn(limiter, asked, options, costs!.named);
           // Granted, but the caller left before anything was sent: everything goes back.
           if (callSignal?.aborted) {
             reservation.cancel();
@@ -511,10 +511,19 @@ function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryD
 }
 
 /** Reserves `cost` on `limiter`, which must support reservations (every built-in limiter does). */
-function reserveOn(limiter: Limiter, cost: Cost, options: ScheduleOptions): Promise<Reservation> {
+function reserveOn(limiter: Limiter, cost: Cost, options: ScheduleOptions, named: "cost" | "permits"): Promise<Reservation> {
   if (typeof limiter.reserve !== "function") {
     throw new TypeError("`cost`, `settle` and `maxConcurrent` need a limiter with `reserve()` (every sluice limiter has it)");
   }
   const { permits: _, ...rest } = options;
-  return limiter.reserve(cost, rest);
+  try {
+    return limiter.reserve(cost, rest).catch((error: unknown) => Promise.reject(asCostError(error, named)));
+  } catch (error) {
+    throw asCostError(error, named);
+  }
+}
+
+/** A `cost` function's result, checked as `cost` (a `permits` function's is checked by the limiter). */
+function checkedCost(value: Cost, named: "cost" | "permits"): Cost {
+  return named === "cost" ? checkCostResult(value) : value;
 }

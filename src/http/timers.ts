@@ -84,3 +84,34 @@ export function anySignal(signals: readonly (AbortSignal | undefined)[]): AbortS
   }
   return controller.signal;
 }
+
+/**
+ * `promise`'s outcome, or a rejection with `signal.reason` as soon as `signal` aborts first (the
+ * promise keeps running; its late outcome is ignored, a late rejection handled). No timer.
+ *
+ * @example
+ * ```ts
+ * const cost = await untilAborted(estimate(request), signal);
+ * ```
+ */
+export function untilAborted<T>(promise: T | PromiseLike<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return Promise.resolve(promise);
+  if (signal.aborted) {
+    Promise.resolve(promise).catch(() => {});
+    return Promise.reject(abortReason(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    Promise.resolve(promise).then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}

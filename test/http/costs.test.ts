@@ -68,6 +68,25 @@ describe("cost and settle", () => {
     expect(fetch.stats.requests).toBe(0);
   });
 
+  test("a cost function's result above the limit or invalid is reported as `cost`, never `permits`", async () => {
+    const limiter = new WindowLimiter({ limit: 5, interval: 1000 });
+    const fetch = async () => new Response("x");
+    const errorOf = (cost: unknown) =>
+      createThrottledFetch({ limiter, fetch, cost: cost as never })("https://x.test/").then(() => undefined, (e: Error) => e);
+    for (const cost of [() => 9, 9, () => Promise.resolve(9)]) {
+      const error = await errorOf(cost);
+      expect(error).toBeInstanceOf(RangeError);
+      expect(error!.message).toBe("`cost` must be at most 5 for this limiter (it can never grant more), got 9");
+    }
+    expect((await errorOf(() => -1))!.message).toBe("`cost` must be a positive integer, got -1");
+    expect(await errorOf(() => "2")).toBeInstanceOf(TypeError);
+    expect((await errorOf(() => ({ tokens: 1.5 })))!.message).toBe("`cost.tokens` must be a non-negative integer, got 1.5");
+    // With `settle` alone, the cost is `permits`, and named so.
+    const viaPermits = await createThrottledFetch({ limiter, fetch, permits: () => 9, settle: () => undefined })("https://x.test/")
+      .then(() => undefined, (e: Error) => e);
+    expect(viaPermits!.message).toMatch(/^`permits` must be at most 5/);
+  });
+
   test("settle's { response, actual }: the call resolves with that response; the reservation settles when actual resolves", async () => {
     const clock = new ManualClock();
     const tokens = new WindowLimiter({ limit: 1000, interval: 1000, clock });

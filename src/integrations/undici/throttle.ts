@@ -112,9 +112,12 @@ function enqueue(
   };
   // The request ends before it was sent: report it to the caller once, never synchronously.
   const refuse = (error: unknown) => {
-    controller.refuse(error);
+    // Scrubbed BEFORE the controller records it: once recorded, `scrub` would take it for the
+    // caller's own abort reason and pass it on as is (an error of `permits`/`key` quoting the URL).
+    const reported = scrub(error);
+    controller.refuse(reported);
     try {
-      handler.onResponseError!(controller, scrub(error));
+      handler.onResponseError!(controller, reported);
     } catch {
       // The caller's handler failed to take its error: undici would emit it on the client; we have
       // no client to emit on, and rethrowing would only make an unhandled rejection.
