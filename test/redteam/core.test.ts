@@ -1,0 +1,41 @@
+/**
+ * Red-team findings against the core limiters: each test is a minimal scenario that FAILS on the
+ * current code, with the README/JSDoc sentence it breaks.
+ */
+import { describe, expect, it } from "vitest";
+import { combine, FixedWindowLimiter, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+
+describe("red team: core limiters", () => {
+  // README "Reservations that settle": reserve(..., { maxWait }) "waits exactly like acquire (...
+  // `maxWait` predicted exactly)"; "How it works": later requests "never push it later ... Earlier
+  // waiters still go first, and can move a later waiter's time". Found by a seeded fuzz (window +
+  // combine(window, fixed)), shrunk by deleting ops. No priorities, no settles, no aborts.
+  it("a waiter second in its limiter's queue is pushed past its accepted maxWait by a LATER waiter on a combination", async () => {
+    const clock = new ManualClock();
+    const overall = new WindowLimiter({ limit: 4, interval: 100, clock });
+    const fixed = new FixedWindowLimiter({ limit: 3, interval: 70, clock });
+    const pos = combine(overall, fixed);
+    const ops: Array<[number, "pos" | "overall", number, number]> = [
+      [0, "pos", 2, 128], [19, "overall", 3, 204], [29, "pos", 3, 270], [93, "overall", 3, 229],
+      [108, "pos", 1, 159], [165, "overall", 2, 298], [193, "pos", 1, 276], [230, "overall", 3, 299],
+      [303, "overall", 1, 200], // accepted with maxWait 200: must be granted by t = 503
+      [316, "pos", 1, 138], [384, "pos", 1, 100],
+    ];
+    const grants: Array<number | string> = [];
+    const pending: Promise<void>[] = [];
+    for (const [t, which, permits, maxWait] of ops) {
+      await clock.advanceTo(t);
+      const i = grants.length;
+      grants.push("pending");
+      pending.push((which === "pos" ? pos : overall).reserve(permits, { maxWait }).then(
+        () => void (grants[i] = clock.now()),
+        (e: { retryAfter?: number }) => void (grants[i] = `refused ${e.retryAfter}`),
+      ));
+    }
+    await clock.advance(10_000);
+    await Promise.all(pending);
+    // Actual: granted at 510 — the later pos waiter (t=384) took a permit at 410, which moved the
+    // earlier overall waiter (t=303) from 500 to 510: 207 ms > its maxWait 200.
+    expect(grants[8]).toBeLessThanOrEqual(303 + 200);
+  });
+});
