@@ -6,6 +6,33 @@ import { describe, expect, it } from "vitest";
 import { combine, FixedWindowLimiter, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
 
 describe("red team: core limiters", () => {
+  // Minimal form of the defect below. README "How it works": backfilling lets later requests use what
+  // a waiter does not need in time "but never push it later"; only "Earlier waiters ... can move a
+  // later waiter's time". README "Reservations that settle": "`maxWait` predicted exactly".
+  it("a later request on another limiter of the domain takes the room the SECOND waiter of a limiter was predicted to get", async () => {
+    const clock = new ManualClock();
+    const overall = new WindowLimiter({ limit: 4, interval: 100, clock });
+    const other = combine(overall, new SmoothLimiter({ limit: 1000, interval: 1000, clock }));
+    await overall.acquire(2); // t = 0
+    await clock.advanceTo(50);
+    await overall.acquire(2); // t = 50: window full until 100
+    const log: string[] = [];
+    await clock.advanceTo(51);
+    void overall.reserve(3).then(() => log.push(`front@${clock.now()}`)); // reserved at 150
+    await clock.advanceTo(52);
+    // Predicted at 150 (3 + 1 = 4 in (50, 150]): accepted with maxWait 98.
+    void overall.reserve(1, { maxWait: 98 }).then(
+      () => log.push(`second@${clock.now()}`),
+      (e: { retryAfter?: number }) => log.push(`refused ${e.retryAfter}`),
+    );
+    await clock.advanceTo(100);
+    void other.reserve(1).then(() => log.push(`later@${clock.now()}`)); // arrives after both
+    await clock.advance(500);
+    // Actual: "later@100 front@150 second@200" — the later request's permit at 100 pushes the
+    // second waiter from 150 to 200 (148 ms > maxWait 98), and it went before an earlier request.
+    expect(log).toContain("second@150");
+  });
+
   // README "Reservations that settle": reserve(..., { maxWait }) "waits exactly like acquire (...
   // `maxWait` predicted exactly)"; "How it works": later requests "never push it later ... Earlier
   // waiters still go first, and can move a later waiter's time". Found by a seeded fuzz (window +
