@@ -65,4 +65,37 @@ describe("red team: core limiters", () => {
     // earlier overall waiter (t=303) from 500 to 510: 207 ms > its maxWait 200.
     expect(grants[8]).toBeLessThanOrEqual(303 + 200);
   });
+  // README "Priorities": priority "does not reorder one limiter against another: in a combine domain,
+  // a limiter keeps the place of its oldest waiter ... so the guarantees of Overall and per-endpoint
+  // limits hold as before"; "Overall and per-endpoint limits": "a combination is never starved by
+  // callers of its members". A low-priority waiter on the member pins the member's place at its
+  // arrival, so the member's later high-priority callers (arriving after the search) all go before
+  // the search — forever with priorityAging: Infinity, for (difference × priorityAging) ms otherwise.
+  it("a combination is starved by a member's later high-priority callers while a low-priority member waiter is older", async () => {
+    const clock = new ManualClock();
+    const overall = new WindowLimiter({ limit: 2, interval: 100, clock, priorityAging: Infinity });
+    const search = combine(overall, new SmoothLimiter({ limit: 1, interval: 100, clock }));
+    let stop = false;
+    let laterHighGrantsBeforeSearch = 0;
+    let searchAt = -1;
+    const feed = (priority: number) => {
+      if (stop) return;
+      const arrived = clock.now();
+      void overall.acquire(1, { priority }).then(() => {
+        if (priority === 10 && arrived > 5 && searchAt < 0) laterHighGrantsBeforeSearch++;
+        feed(priority);
+      });
+    };
+    feed(10); feed(10); feed(10);
+    feed(0); // one low-priority request on the member, queued before the search
+    await clock.advance(5);
+    void search.acquire(1).then(() => void (searchAt = clock.now()));
+    await clock.advance(5000);
+    stop = true;
+    await clock.advance(5000);
+    // Actual: searchAt = 5300 (only after the stream stops), with ~100 priority-10 grants to
+    // requests that arrived after the search going first.
+    expect(searchAt).toBeGreaterThanOrEqual(0);
+    expect(searchAt).toBeLessThan(1000);
+  });
 });
