@@ -20,6 +20,9 @@
  *   reservations stop it, the latest reserved time among those it would delay (they go first, and
  *   their times are fixed) — and a later request may take a policy W needs only if,
  *   after that take, W still fits on it by T (checked on a copy of the policy, see `conflictsUntil`).
+ * Only FRONT waiters reserve: a waiter behind W on W's limiter has no reservation, so a later request
+ * on another limiter may take room it was predicted to use (a known limitation, stated in the README
+ * "How it works" and on `maxWait`: its prediction is then exceeded).
  * So a later request on another channel still flows when it does not delay W (W waits for its own
  * channel; the overall limit has room for both), and otherwise queues. A stopped waiter's time never
  * moves later because of a later request, so the earliest stopped waiter of the domain is granted by
