@@ -9,16 +9,20 @@
  *
  * The grant rule — reservations with backfilling, as EASY/conservative backfilling in job schedulers —
  * evaluated by {@link scanQueues} at each instant, visiting the front waiter of each limiter (the one
- * its priorities put first) in the arrival order of each limiter's OLDEST waiter (a waiter behind
- * another on the same limiter waits for it: FIFO per limiter and priority). A priority thus reorders
- * the callers of one limiter only: the front waiter takes the place, and the reservation, of the
- * oldest one it passed, so other limiters of the domain see the same order as without priorities.
+ * its priorities put first) in the arrival order of those FRONT waiters (a waiter behind another on
+ * the same limiter waits for it: FIFO per limiter and priority). A priority thus reorders the callers
+ * of one limiter only: a front waiter keeps its own place, never the earlier place of an older waiter
+ * it passed, so a later high-priority caller of a member never goes before a combination's earlier
+ * waiter (which would starve it while the older low-priority waiter is held back).
  *   a front waiter W is granted when every policy allows it now and taking its permits would not push
  *   any earlier stopped waiter past its reservation; otherwise W is stopped and *reserves* its time
  *   T = max over its policies of `earliest(n, now)` — or, when they all allow it now and only earlier
  *   reservations stop it, the latest reserved time among those it would delay (they go first, and
  *   their times are fixed) — and a later request may take a policy W needs only if,
  *   after that take, W still fits on it by T (checked on a copy of the policy, see `conflictsUntil`).
+ * Only FRONT waiters reserve: a waiter behind W on W's limiter has no reservation, so a later request
+ * on another limiter may take room it was predicted to use (a known limitation, stated in the README
+ * "How it works" and on `maxWait`: its prediction is then exceeded).
  * So a later request on another channel still flows when it does not delay W (W waits for its own
  * channel; the overall limit has room for both), and otherwise queues. A stopped waiter's time never
  * moves later because of a later request, so the earliest stopped waiter of the domain is granted by

@@ -23,7 +23,10 @@ export interface AcquireOptions {
   signal?: AbortSignal;
   /**
    * Reject at once with {@link MaxWaitExceededError} (carrying `retryAfter`) when the predicted wait
-   * exceeds this many ms. Decided up front, without waiting. `0` means "only if granted now".
+   * exceeds this many ms. Decided up front, without waiting. `0` means "only if granted now". The
+   * prediction is the grant time, unless a later request on another limiter of the same domain
+   * backfills ahead of this waiter while it is not yet the front of its limiter (only front waiters
+   * hold a reservation): then it is granted later than predicted.
    * @default the limiter's `maxWait` (Infinity)
    */
   maxWait?: number;

@@ -102,10 +102,10 @@ export class LevelledProbe implements ScanQueue {
   isEmpty(): boolean {
     return this.#front() === undefined;
   }
+  /** The front's arrival, as the live queue orders itself (the probe arrives last: `Infinity`). */
   headSeq(): number {
-    let seq = Infinity;
-    for (const level of this.#levels) seq = Math.min(seq, seqOf(level));
-    return seq;
+    const level = this.#front();
+    return level === undefined ? Infinity : seqOf(level);
   }
   headPermits(): number {
     const level = this.#front()!;

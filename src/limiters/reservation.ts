@@ -29,7 +29,8 @@ import { MaxWaitExceededError, QueueFullError } from "../errors.ts";
 import { checkPermits, describeValue, nonNegativeInteger, nonNegativeOrInfinity, optionalSignal, optionsObject } from "../validate.ts";
 
 /**
- * Options for one `reserve` call: those of `acquire` (`signal`, `maxWait` — predicted exactly —
+ * Options for one `reserve` call: those of `acquire` (`signal`, `maxWait` — predicted as exactly as
+ * for `acquire`, see {@link AcquireOptions.maxWait} for the one case a later request moves it —
  * and `priority`, ordering it among the limiter's waiters as it orders `acquire` callers).
  *
  * @example

@@ -140,11 +140,13 @@ export function scanQueues(
   grant: (queue: ScanQueue) => void,
   reserved: Reservations,
 ): number {
-  const heap = queues.filter((q) => !q.isEmpty());
+  let heap = queues.filter((q) => !q.isEmpty());
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
   /** Heads stopped without a finite reservation: they hold what stops them (the older, weaker rule). */
   const holding: ScanQueue[] = [];
   let wake = Infinity;
+  /** The latest arrival among the heads stopped so far in this pass. */
+  let stoppedSeq = -Infinity;
   while (heap.length > 0) {
     const queue = heap[0]!;
     const permits = queue.headPermits();
@@ -185,9 +187,24 @@ export function scanQueues(
         if (at < wake) wake = at;
       }
       if (queue.isEmpty()) popRoot(heap);
-      else siftDown(heap, 0);
+      else if (queue.headSeq() < stoppedSeq) {
+        // Its new front (an older waiter a priority had passed) arrived before heads already stopped
+        // in this pass: it goes before them, so the pass starts over (their reservations and holds
+        // are redone after it). Only priorities cause this; each restart follows a grant.
+        reserved.clear();
+        for (let j = 0; j < holding.length; j++) {
+          for (const policy of holding[j]!.policies) if (policy.heldEpoch === epoch) policy.heldEpoch = 0;
+        }
+        holding.length = 0;
+        wake = Infinity;
+        stoppedSeq = -Infinity;
+        heap = queues.filter((q) => !q.isEmpty());
+        for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
+      } else siftDown(heap, 0);
       continue;
     }
+    const seq = queue.headSeq();
+    if (seq > stoppedSeq) stoppedSeq = seq;
     if (changeAt < wake) wake = changeAt;
     if (held || due === Infinity) {
       // Its grant time is unknown (it waits for in-flight work, or behind such a waiter): it holds

@@ -201,12 +201,14 @@ export class WaitQueue implements ScanQueue {
   isEmpty(): boolean {
     return this.size === 0;
   }
-  /** The queue's place in the domain's order: its oldest waiter's, whoever of its waiters goes first. */
+  /**
+   * The queue's place in the domain's order: the arrival of the waiter that goes next. Not the
+   * oldest waiter's: an old low-priority waiter held back by priorities would lend its early place to
+   * later high-priority fronts, which would then jump other limiters' earlier waiters.
+   */
   headSeq(): number {
-    const levels = this.levels;
-    let seq = this.head === null ? Infinity : this.head.seq;
-    if (levels !== null) for (let i = 0; i < levels.length; i++) seq = Math.min(seq, levels[i]!.head!.seq);
-    return seq;
+    const front = this.front();
+    return front === null ? Infinity : front.seq;
   }
   headPermits(): number {
     return this.front()!.permits;

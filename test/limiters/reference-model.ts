@@ -148,16 +148,15 @@ export function simulate(
     for (;;) {
       let grantedAny = false;
       const reservations: Array<{ policies: number[]; permits: number; by: number }> = [];
-      const queueBusy = new Set<number>();
-      for (const oldest of order) {
-        const q = requests[oldest]!;
-        const qo = outcomes[oldest]!;
-        if (!visible(oldest, t) || qo.grantedAt !== undefined || qo.aborted) continue;
+      for (const next of order) {
+        const q = requests[next]!;
+        const qo = outcomes[next]!;
+        if (!visible(next, t) || qo.grantedAt !== undefined || qo.aborted) continue;
         // FIFO within a limiter (and priority): a request behind another on the same limiter waits for
-        // it. The limiter's place in the pass is its oldest pending request's; its front goes there.
-        if (queueBusy.has(q.queue)) continue;
-        queueBusy.add(q.queue);
+        // it. The limiter's place in the pass is its front's own arrival (the one its priorities put
+        // first), never an older request's that the front passed.
         const i = frontOf(q.queue, t);
+        if (i !== next) continue;
         const r = requests[i]!;
         const o = outcomes[i]!;
         const ps = queues[r.queue]!;
