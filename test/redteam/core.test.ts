@@ -1,6 +1,7 @@
 /**
- * Red-team findings against the core limiters: each test is a minimal scenario that FAILS on the
- * current code, with the README/JSDoc sentence it breaks.
+ * Red-team findings against the core limiters, kept as regression tests: each is the minimal
+ * scenario that failed when it was found, with the README/JSDoc sentence it broke. D2 is fixed;
+ * the D1 tests pin the limitation README "How it works" documents.
  */
 import { describe, expect, it } from "vitest";
 import { combine, FixedWindowLimiter, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";

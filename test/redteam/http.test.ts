@@ -1,4 +1,5 @@
-// Red-team findings against the throttled fetch: each test fails on the current code.
+// Red-team findings against the throttled fetch, kept as regression tests: each is the minimal
+// scenario that failed when it was found (all fixed, or documented as README says, in the test).
 import http from "node:http";
 import { Agent, request } from "undici";
 import { describe, expect, test } from "vitest";
