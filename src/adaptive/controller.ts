@@ -14,8 +14,8 @@
  *   cut again — without this, k requests in flight shrink the rate k times (AWS's adaptive mode).
  *   The cut is sized by what the server accepted over the last seconds (see `SendLog.measured`):
  *   `decrease` × that, or half as deep when it accepted nearly everything (a small overshoot).
- * - **Search.** Slow start's cut (and one after a limit drop) measures the server roughly, so the
- *   rate then steps up 10 % a step until the next throttle, which pins the limit within one step.
+ * - **Search.** Slow start's cut measures the server roughly (at a rate it had only just doubled
+ *   to), so the rate then steps up 10 % a step until the next throttle, which pins the limit.
  * - **Recover, then probe.** After a later cut the rate follows a cubic curve back to the last rate
  *   known to work, dwells there, then probes past it, faster the longer no throttle comes (a raised
  *   limit is found eventually). Every increase needs waiting callers and a probe step since the last
@@ -28,7 +28,7 @@
  *
  * @module
  */
-import { CUT_TRUST, cubicRate, curveK, cutFactor, DROPPED, MAX_STEP, SEARCH_STEP, windowHint } from "./curve.ts";
+import { CUT_TRUST, cubicRate, curveK, cutFactor, MAX_STEP, SEARCH_STEP, windowHint } from "./curve.ts";
 import { type AdaptiveOptions, resolveAdaptiveOptions, type ResolvedAdaptiveOptions } from "./options.ts";
 import { type SendRecord, SendLog } from "./send-log.ts";
 import type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
@@ -90,6 +90,12 @@ export class AdaptiveController {
     this.#maxRate = this.#o.maxRate;
     this.#rate = this.#o.initialRate;
     this.#lastChangeAt = now;
+    // Told a limit, the controller starts there, as if that rate were known to work: a throttle
+    // then cuts from it and the curve dwells below it (see `#cut`).
+    if (this.#maxRate !== Infinity) {
+      this.#phase = "curve";
+      this.#startCurve(this.#maxRate);
+    }
   }
 
   /** The current rate, requests per second. */
@@ -154,10 +160,11 @@ export class AdaptiveController {
     const info = outcome.rateLimit;
     if (outcome.throttled) {
       pauseMs = outcome.delayMs ?? 0;
-      this.#quietUntil = Math.max(this.#quietUntil, now + pauseMs);
       // A fixed or rolling window refuses until its end: a long delay says how long the window is.
       this.#inferredWindow = Math.max(this.#inferredWindow, windowHint(outcome.delayMs ?? info?.resetMs));
       if (tag.epoch === this.#epoch) change = this.#cut(tag, now) ?? change;
+      // After the cut: the pause it starts is what later measures must not span.
+      this.#quietUntil = Math.max(this.#quietUntil, now + pauseMs);
     } else {
       // Remaining is a snapshot taken when this request arrived: the requests sent after it will use
       // some of it. (An older snapshot arriving late says nothing new.)
@@ -177,15 +184,14 @@ export class AdaptiveController {
     return { change, pauseMs };
   }
 
-  /** Changes the told limit (the ceiling and the starting point) at `now`; it is unconfirmed again. */
+  /** Changes the told limit (the ceiling and the starting point) at `now`. */
   setMaxRate(maxRate: number, now: number): RateChange | undefined {
     const o = resolveAdaptiveOptions({ ...this.#o, maxRate, initialRate: undefined });
     this.#maxRate = o.maxRate;
     const ceiling = this.ceiling;
     if (ceiling === Infinity) return undefined;
-    this.#known = undefined;
-    this.#phase = this.#serverRate === undefined ? "start" : "curve";
-    if (this.#phase === "curve") this.#startCurve(ceiling);
+    this.#phase = "curve";
+    this.#startCurve(ceiling);
     return this.#set(ceiling, "set-limit", now);
   }
 
@@ -222,15 +228,16 @@ export class AdaptiveController {
       return this.#set(floor(base * this.#o.decrease), "throttled", now, true);
     }
     if (this.#phase === "search" && reached === "search") {
-      // One search step past a rate that held for a whole step: the limit lies in between.
-      const base = Math.min(rate, Math.max(rate / SEARCH_STEP, measured));
+      // One search step past a rate that held for a whole step: the limit lies near. What the
+      // server accepted says where (a burst it allows may have hidden more than one step).
+      const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
       this.#phase = "curve";
       this.#startCurve(base);
-      return this.#set(floor(base * cutFactor(this.#o.decrease, base, rate / SEARCH_STEP)), "throttled", now, true);
+      return this.#set(floor(base * cutFactor(this.#o.decrease, measured, rate)), "throttled", now, true);
     }
-    if (this.#phase !== "curve") {
-      // A told limit never confirmed, or a rate still too high right after a cut: sized by what
-      // the server accepted, then search up from there.
+    if (this.#phase === "search") {
+      // Still too high right after slow start's cut: sized by what the server accepted, then
+      // search up from there.
       const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
       this.#phase = "search";
       this.#startCurve(base);
@@ -243,11 +250,11 @@ export class AdaptiveController {
     if (known !== undefined && rate <= known * 1.001) {
       // Overloaded at or below the rate believed to work: that belief was wrong (the limit dropped,
       // or a server's burst hid an earlier overshoot). Climbing back to it would overload again, so
-      // the new rate becomes the known one. A real drop is searched again from below; otherwise the
-      // curve sits on its plateau and only slow probing goes past it.
+      // the new rate becomes the known one, reached already (the curve's plateau), and only slow
+      // probing goes past it. (Searching again from below was tried: with a server's burst hiding
+      // each step it loops, overshooting every few seconds.)
       this.#startCurve(next);
-      if (measured < DROPPED * rate) this.#phase = "search";
-      else this.#curveTime = this.#curveK;
+      this.#curveTime = this.#curveK;
     } else {
       this.#startCurve(base);
     }

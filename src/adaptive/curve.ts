@@ -15,7 +15,7 @@ const CURVE_MIN_STEPS = 4;
 /** The most one step past the known rate multiplies the rate by (Linux CUBIC caps at 1.5 per RTT; a server's burst hides an overshoot for a while, so less). */
 export const MAX_STEP = 1.25;
 /**
- * One step of the search that follows slow start's cut (or a limit drop): +10 %. Slow start's cut
+ * One step of the search that follows slow start's cut: +10 %. Slow start's cut
  * measures the server at a rate it had only just doubled to, so its estimate is rough (70–100 % of
  * the real rate); steps of 10 % find the limit within a few seconds and overshoot it by at most one
  * step, where the cubic curve would dwell at the rough estimate for tens of seconds.
@@ -25,8 +25,6 @@ export const SEARCH_STEP = 1.1;
 export const CUT_TRUST = 0.75;
 /** The server accepted at least this share of the sends just before the throttle: the overshoot was small, the cut is gentle. */
 export const SMALL_OVERSHOOT = 0.9;
-/** Overloaded at or below the known rate, and the server accepted less than this share of it: the limit dropped — search again from below. */
-export const DROPPED = 0.8;
 
 /**
  * The cubic curve's K (ms) for a known rate (requests per second) and a probe step (ms).
