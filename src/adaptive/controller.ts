@@ -75,6 +75,8 @@ export class AdaptiveController {
   #quietUntil = -Infinity;
   /** Requests sent ever. */
   #sent = 0;
+  /** Accepted answers since the start (or the last told limit): they confirm a told ceiling. */
+  #accepted = 0;
   /** The `seq` of the request whose answer carried the newest header snapshot read so far. */
   #snapshotSeq = -1;
   readonly #log = new SendLog();
@@ -123,6 +125,15 @@ export class AdaptiveController {
     return Math.min(this.#maxRate, this.#serverRate ?? Infinity);
   }
 
+  /**
+   * True once the server has accepted a second's worth of requests at the ceiling (or stated its
+   * limit): a told limit is only a claim until then, so callers are spaced at it rather than let
+   * through in a burst — told 2× too much, a burst of callers would draw a herd of 429s.
+   */
+  get confirmed(): boolean {
+    return this.#serverRate !== undefined || this.#accepted >= Math.max(1, this.ceiling);
+  }
+
   /** The probe step in force, ms: `probeInterval`, or the server's window (stated or inferred) when longer. */
   get step(): number {
     return Math.max(this.#o.probeInterval, this.#serverWindow, this.#inferredWindow);
@@ -166,6 +177,7 @@ export class AdaptiveController {
       // After the cut: the pause it starts is what later measures must not span.
       this.#quietUntil = Math.max(this.#quietUntil, now + pauseMs);
     } else {
+      this.#accepted++;
       // Remaining is a snapshot taken when this request arrived: the requests sent after it will use
       // some of it. (An older snapshot arriving late says nothing new.)
       if (info !== undefined && tag.seq > this.#snapshotSeq) {
@@ -184,12 +196,13 @@ export class AdaptiveController {
     return { change, pauseMs };
   }
 
-  /** Changes the told limit (the ceiling and the starting point) at `now`. */
+  /** Changes the told limit (the ceiling and the starting point) at `now`; it is a claim to confirm again. */
   setMaxRate(maxRate: number, now: number): RateChange | undefined {
     const o = resolveAdaptiveOptions({ ...this.#o, maxRate, initialRate: undefined });
     this.#maxRate = o.maxRate;
     const ceiling = this.ceiling;
     if (ceiling === Infinity) return undefined;
+    this.#accepted = 0;
     this.#phase = "curve";
     this.#startCurve(ceiling);
     return this.#set(ceiling, "set-limit", now);
@@ -218,7 +231,7 @@ export class AdaptiveController {
     this.#epoch++;
     const floor = (r: number) => Math.max(this.#o.minRate, r);
     const reached = this.#lastChange?.reason;
-    if (this.#phase === "start" && reached === "slow-start") {
+    if (this.#phase === "start") {
       // Slow start may be far past the server's rate (it doubled while the answers were on their
       // way): what the server accepted says how far — but never below half (the rate before the
       // last doubling worked), as successes are counted as they arrive and lag. Then search up.

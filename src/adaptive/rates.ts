@@ -162,8 +162,9 @@ export function toldRate(limiter: unknown): number {
  * attempt is not sent after all (another limiter refused it).
  *
  * `ceiling`: the rate of the limiter the attempt goes through next, which enforces it exactly. While
- * the learned rate is that ceiling (told the right limit, nothing learned below it) and no pause holds
- * the key back, the attempt passes without taking a spacing slot: the limiter
+ * the learned rate is that ceiling (told the right limit, nothing learned below it), the server has
+ * accepted a second's worth at it, and no pause holds the key back, the attempt passes without taking
+ * a spacing slot: the limiter
  * alone paces it, so adaptive costs nothing — a strict window counted from each response grants
  * exactly as without it. Below the ceiling, or paused, the learned rate paces. @internal
  *
@@ -223,5 +224,5 @@ export function mustPace(limiter: AdaptiveLimiter, ceiling: number): boolean {
   // Callers still queued at the learned rate when it reaches the ceiling drain at it; the next
   // limiter keeps the total exact meanwhile. (Pacing new attempts behind them instead would make
   // each attempt the next limiter holds take a second slot: half the rate, for good.)
-  return !(limiter.rate >= ceiling && !limiter.paused);
+  return !(limiter.rate >= ceiling && limiter.controller.confirmed && !limiter.paused);
 }

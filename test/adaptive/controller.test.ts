@@ -116,21 +116,30 @@ describe("AdaptiveController", () => {
     expect(d.onResponse(tag, { throttled: false, rateLimit: { remaining: 1, resetMs: 800, source: "x-ratelimit" } }, 5).pauseMs).toBe(800);
   });
 
-  test("after a cut the rate climbs back toward the rate that worked, then probes past it only under demand", () => {
+  test("after slow start's cut the rate searches up 10 % a step; after the next cut it climbs back toward the rate that worked, then probes past it only under demand", () => {
     const c = new AdaptiveController({ initialRate: 64 }, 0);
     // 40 requests a second for 2 s, all accepted, then one throttled: the server took 40 a second.
     const tags = Array.from({ length: 80 }, (_, i) => c.onSent(i * 25, false));
     tags.slice(0, 79).forEach((tag) => c.onResponse(tag, ok, 2000));
     c.onResponse(tags[79]!, throttle, 2000); // measured 40 (more than half of 64): cut to 36
-    expect(c.rate).toBeCloseTo(40 * (79 / 80) * 0.9, 9); // the throttled send counts in the share
+    const cut = 40 * (79 / 80) * 0.9; // the throttled send counts in the share
+    expect(c.rate).toBeCloseTo(cut, 9);
+    // Slow start's estimate is rough: the rate steps up 10 % a probe step, under demand only.
+    expect(c.onResponse(c.onSent(2500, false), ok, 3000).change).toBeUndefined();
+    expect(c.onResponse(c.onSent(2600, true), ok, 3100).change).toMatchObject({ reason: "search", rate: cut * 1.1 });
+    expect(c.onResponse(c.onSent(3600, true), ok, 4100).change).toMatchObject({ reason: "search", rate: cut * 1.21 });
+    // The next throttle ends the search: a cut, then the cubic curve.
+    c.onResponse(c.onSent(4150, true), throttle, 4200);
+    expect(c.lastChange).toMatchObject({ reason: "throttled", previous: cut * 1.21 });
+    const searched = cut * 1.21;
     const changes: RateChange[] = [];
-    for (let t = 3000; t <= 60_000; t += 1000) {
+    for (let t = 5000; t <= 60_000; t += 1000) {
       const change = c.onResponse(c.onSent(t - 500, true), ok, t).change;
       if (change !== undefined) changes.push(change);
     }
     expect(changes[0]!.reason).toBe("recover");
     expect(changes.map((x) => x.reason)).toContain("probe");
-    expect(c.rate).toBeGreaterThan(40);
+    expect(c.rate).toBeGreaterThan(searched);
     const before = c.rate;
     // Idle (nobody waits): nothing grows, and the idle time is no jump afterwards.
     for (let t = 41_000; t <= 400_000; t += 1000) c.onResponse(c.onSent(t - 500, false), ok, t);
@@ -205,7 +214,7 @@ test("properties: never above the ceiling or below the floor; exactly one cut pe
                 throttledPerEpoch.add(tag!.epoch);
               }
             } else if (reach.hit("rate raised", c.rate > rateBefore)) {
-              expect(["slow-start", "recover", "probe"]).toContain(advice.change?.reason);
+              expect(["slow-start", "search", "recover", "probe"]).toContain(advice.change?.reason);
             }
           }
           if (maxRate !== undefined) expect(c.rate).toBeLessThanOrEqual(maxRate);

@@ -121,3 +121,47 @@ describe("harder cases", () => {
     expect(r.utilisation).toBeGreaterThanOrEqual(0.75);
   });
 });
+
+/**
+ * The benchmark's scenarios (`npm run bench:adaptive`) in virtual time, through the wiring users get
+ * (`createThrottledFetch({ adaptive })`, retries included): 20 req/s servers, 20 closed-loop
+ * callers, latency 20–80 ms, 30 s, utilisation counted from 10 s. The targets of issue 11, asserted
+ * as they are stated: ≤ 3 % 429s, ≥ 90 % of the server's rate, 90 % of it reached within 10 s, ≤ 1 %
+ * 429s in the second half; told right, nothing refused on servers a window limiter matches.
+ */
+const B = 20;
+const benchServers: Record<string, () => ServerModel> = {
+  "strict rolling window": () => new SlidingLogServer({ limit: B, headers: ["retry-after"] }),
+  "fixed window, unknown phase": () => new FixedWindowServer({ limit: B, phase: "random", seed: 7, headers: ["retry-after"] }),
+  "nginx limit_req burst 5 nodelay": () => new LeakyBucketServer({ rate: B, burst: 5, nodelay: true, status: 429 }),
+  "token bucket": () => new TokenBucketServer({ limit: B }),
+};
+const bench = (server: () => ServerModel, maxRate: number | undefined, seed: number) =>
+  simulate({ server: server(), realRate: B, callers: 20, duration: 30_000, latency: { min: 20, max: 80 }, adaptive: { maxRate }, seed, viaFetch: true });
+
+describe.each([
+  ["told nothing", undefined],
+  ["told 2× too much", 2 * B],
+  ["told right", B],
+])("bench scenario in virtual time, %s (20 req/s, 20 callers, 30 s, seeds 1–3)", (label, maxRate) => {
+  test.each(Object.keys(benchServers))("%s: on target", async (kind) => {
+    const runs: SimResult[] = [];
+    for (const seed of [1, 2, 3]) runs.push(await bench(benchServers[kind]!, maxRate, seed));
+    const pct = (f: (r: SimResult) => number) => runs.map((r) => +(100 * f(r)).toFixed(1)).join("/");
+    console.info(`bench ${label} / ${kind}: 429 ${pct((r) => r.share429)} %, steady ${pct((r) => r.steady429)} %, ` +
+      `utilisation ${pct((r) => r.utilisation)} %, 90 % at ${runs.map((r) => r.reached90At).join("/")} s`);
+    for (const r of runs) {
+      for (const l of r.limiters) expect(l.rate).toBeLessThanOrEqual(maxRate ?? Infinity);
+      if (maxRate === B && !kind.startsWith("nginx")) {
+        // Told right: no change from today — nothing refused, the window limiter's full rate.
+        expect(r.throttled).toBe(0);
+        expect(r.utilisation).toBeGreaterThanOrEqual(0.94);
+        continue;
+      }
+      expect(r.share429).toBeLessThanOrEqual(0.03);
+      expect(r.steady429).toBeLessThanOrEqual(0.01);
+      expect(r.utilisation).toBeGreaterThanOrEqual(0.9);
+      expect(r.reached90At).toBeLessThanOrEqual(10);
+    }
+  });
+});
