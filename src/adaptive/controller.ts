@@ -28,12 +28,18 @@
  *
  * @module
  */
-import { CUT_TRUST, cubicRate, curveK, cutFactor, MAX_STEP, SEARCH_STEP, windowHint } from "./curve.ts";
+import { CUT_TRUST, cubicRate, curveK, cutFactor, MAX_STEP, SEARCH_STEP, START_STEP, WINDOW_HINT_MIN_MS, windowHint } from "./curve.ts";
 import { type AdaptiveOptions, resolveAdaptiveOptions, type ResolvedAdaptiveOptions } from "./options.ts";
 import { type SendRecord, SendLog } from "./send-log.ts";
 import type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
 
 export type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
+
+/** A cut below this share of `decrease` × the rate at the cut went too deep: search back up (see `#cut`). */
+const DEEP_CUT = 0.8;
+/** A rate in force (within 2 %) for this many probe steps before a throttle had held: the throttle was noise, not its limit. */
+const HELD_STEPS = 2;
+const SAME_RATE = 1.02;
 
 /** Where the controller is: ramping with nothing known, stepping toward a rough estimate, or on the cubic curve. */
 type Phase = "start" | "search" | "curve";
@@ -71,8 +77,15 @@ export class AdaptiveController {
   #curveTime = 0;
   #curveK = 0;
   #inFlight = 0;
-  /** When the last pause advised ends: a measure of what the server accepted never spans a pause. */
+  /** When the last pause advised ends (a window's estimate starts there; see `#windowRate`). */
   #quietUntil = -Infinity;
+  /** The requests sent before that pause was advised, and the throttles since of requests sent after. */
+  #pauseSeq = 0;
+  #refusedSincePause = 0;
+  /** Since when the rate has stayed within 2 % (see `#cut`). */
+  #stableSince: number;
+  /** Where a search stops and the curve's plateau begins (Infinity after slow start: up to the next throttle). */
+  #searchCap = Infinity;
   /** Requests sent ever. */
   #sent = 0;
   /** Accepted answers since the start (or the last told limit): they confirm a told ceiling. */
@@ -92,6 +105,7 @@ export class AdaptiveController {
     this.#maxRate = this.#o.maxRate;
     this.#rate = this.#o.initialRate;
     this.#lastChangeAt = now;
+    this.#stableSince = now;
     // Told a limit, the controller starts there, as if that rate were known to work: a throttle
     // then cuts from it and the curve dwells below it (see `#cut`).
     if (this.#maxRate !== Infinity) {
@@ -171,11 +185,13 @@ export class AdaptiveController {
     const info = outcome.rateLimit;
     if (outcome.throttled) {
       pauseMs = outcome.delayMs ?? 0;
+      const cap = this.#windowRate(tag, pauseMs, now);
+      if (tag.seq >= this.#pauseSeq) this.#refusedSincePause++;
       // A fixed or rolling window refuses until its end: a long delay says how long the window is.
       this.#inferredWindow = Math.max(this.#inferredWindow, windowHint(outcome.delayMs ?? info?.resetMs));
-      if (tag.epoch === this.#epoch) change = this.#cut(tag, now) ?? change;
+      if (tag.epoch === this.#epoch) change = this.#cut(tag, now, cap) ?? change;
       // After the cut: the pause it starts is what later measures must not span.
-      this.#quietUntil = Math.max(this.#quietUntil, now + pauseMs);
+      if (pauseMs > 0) this.#pausedFrom(now + pauseMs);
     } else {
       this.#accepted++;
       // Remaining is a snapshot taken when this request arrived: the requests sent after it will use
@@ -188,7 +204,7 @@ export class AdaptiveController {
           // than a full reset (a token bucket's reset is the time until it is full).
           const refill = this.#serverRate === undefined ? Infinity : ((after - info.remaining + 1) * 1000) / this.#serverRate;
           pauseMs = Math.min(info.resetMs, Math.ceil(refill));
-          this.#quietUntil = Math.max(this.#quietUntil, now + pauseMs);
+          this.#pausedFrom(now + pauseMs);
         }
       }
       if (tag.epoch === this.#epoch && tag.gen === this.#gen) change = this.#increase(now) ?? change;
@@ -224,9 +240,36 @@ export class AdaptiveController {
     return this.#set(Math.max(this.#o.minRate, ceiling), "server-limit", now);
   }
 
-  #cut(tag: SendTag, now: number): RateChange | undefined {
+  /** A pause until `until` was advised: later measures start there. */
+  #pausedFrom(until: number): void {
+    if (until <= this.#quietUntil) return;
+    this.#quietUntil = until;
+    this.#pauseSeq = this.#sent;
+    this.#refusedSincePause = 0;
+  }
+
+  /**
+   * The server's rate as a window shows it (Infinity when it cannot): a server that refuses until
+   * its window ends (a fixed window) and says so (Retry-After) accepted, from the end of the last
+   * such pause to the throttled send, what one window holds — and its next window starts after
+   * this pause. So: the requests accepted since the last pause ÷ the time from its end to the end
+   * of this one. (A measure over a few seconds overestimates such a server: it accepts its window
+   * in a burst.) Only for pauses of 2 s or more: Retry-After is in whole seconds, and over a short
+   * window its rounding would make the estimate far too low.
+   */
+  #windowRate(tag: SendTag, pauseMs: number, now: number): number {
+    const from = this.#quietUntil;
+    // Retry-After is in whole seconds: over a short window the rounding would weigh too much.
+    if (!(pauseMs >= WINDOW_HINT_MIN_MS) || from === -Infinity || tag.at < from || tag.epoch !== this.#epoch) return Infinity;
+    // Sent since the pause and before this one, less those refused so far (the rest, answered or
+    // not, were sent before this refusal and count as accepted).
+    const accepted = tag.seq - this.#pauseSeq - this.#refusedSincePause;
+    return Math.max(0, accepted) * 1000 / (now + pauseMs - from);
+  }
+
+  #cut(tag: SendTag, now: number, cap = Infinity): RateChange | undefined {
     const rate = this.#rate;
-    const measured = this.#log.measured(tag.at, now, rate, rate, this.#quietUntil);
+    const measured = Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
     const known = this.#known;
     this.#epoch++;
     const floor = (r: number) => Math.max(this.#o.minRate, r);
@@ -237,6 +280,7 @@ export class AdaptiveController {
       // last doubling worked), as successes are counted as they arrive and lag. Then search up.
       const base = Math.min(rate, Math.max(rate / 2, measured));
       this.#phase = "search";
+      this.#searchCap = Infinity;
       this.#startCurve(base);
       return this.#set(floor(base * this.#o.decrease), "throttled", now, true);
     }
@@ -246,7 +290,7 @@ export class AdaptiveController {
       const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
       this.#phase = "curve";
       this.#startCurve(base);
-      return this.#set(floor(base * cutFactor(this.#o.decrease, measured, rate)), "throttled", now, true);
+      return this.#set(floor(base * cutFactor(this.#o.decrease, Math.max(measured, base), rate)), "throttled", now, true);
     }
     if (this.#phase === "search") {
       // Still too high right after slow start's cut: sized by what the server accepted, then
@@ -268,6 +312,15 @@ export class AdaptiveController {
       // each step it loops, overshooting every few seconds.)
       this.#startCurve(next);
       this.#curveTime = this.#curveK;
+      // A cut measured far below a rate that had held for a while (a pause in the span, a window's
+      // phase) would leave the plateau there for good: search back up, 10 % a step, to `decrease`
+      // × that rate — no further (a server whose burst hides each step would make an open search
+      // loop). A rate that had not held (a told limit at its first throttle) is no such guide.
+      const cap = rate * this.#o.decrease;
+      if (next < DEEP_CUT * cap && now - this.#stableSince >= HELD_STEPS * this.step) {
+        this.#phase = "search";
+        this.#searchCap = cap;
+      }
     } else {
       this.#startCurve(base);
     }
@@ -280,7 +333,9 @@ export class AdaptiveController {
     const ceiling = this.ceiling;
     const rate = this.#rate;
     if (!this.#demand || rate >= ceiling) return undefined;
-    const every = this.step;
+    // Slow start doubles faster than a probe step (each doubling still confirmed by an answer at
+    // the rate before it): from 1/s, 32/s takes 3 s.
+    const every = this.#phase === "start" ? this.step * START_STEP : this.step;
     const since = now - this.#lastChangeAt;
     if (since < every) return undefined;
     let next: number;
@@ -289,8 +344,14 @@ export class AdaptiveController {
       next = rate * 2;
       reason = "slow-start";
     } else if (this.#phase === "search") {
-      next = rate * SEARCH_STEP;
+      next = Math.min(rate * SEARCH_STEP, this.#searchCap);
       reason = "search";
+      if (next >= this.#searchCap) {
+        // Back where a cut that went too deep started from: the curve's plateau from here.
+        this.#phase = "curve";
+        this.#startCurve(next);
+        this.#curveTime = this.#curveK;
+      }
     } else {
       // The curve's clock runs only while the rate is what holds callers back (at most two steps
       // per step), so idle time never turns into a jump; one step at most multiplies by MAX_STEP.
@@ -313,6 +374,7 @@ export class AdaptiveController {
   #set(rate: number, reason: RateChangeReason, now: number, force = false): RateChange | undefined {
     const previous = this.#rate;
     if (rate === previous && !force) return undefined;
+    if (rate > previous * SAME_RATE || rate * SAME_RATE < previous) this.#stableSince = now;
     this.#rate = rate;
     this.#gen++;
     this.#lastChangeAt = now;

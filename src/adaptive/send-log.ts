@@ -62,14 +62,13 @@ export class SendLog {
   /**
    * What the server accepted in the span before `until` (the throttled request's send), requests per
    * second: the sends in that span, times the share of their answers so far that were accepted, over
-   * the span's length (from the first send, and the end of the last pause `from`, at the earliest;
-   * and at least 1 s). Answers still on
+   * the span's length (from the first send at the earliest, and at least 1 s). A pause in the span
+   * counts: a server that makes its clients wait (a fixed window's Retry-After) serves that rate. Answers still on
    * their way are assumed to fare alike, so the measure does not lag. `fallback` when none answered.
    */
-  measured(until: number, now: number, rate: number, fallback: number, from = -Infinity): number {
+  measured(until: number, now: number, rate: number, fallback: number): number {
     this.prune(now, rate);
-    // Never across a pause (nothing was sent then): from its end at the earliest.
-    const span = Math.min(SendLog.span(rate), Math.max(0, until - from));
+    const span = SendLog.span(rate);
     let sent = 0;
     let accepted = 0;
     let answered = 0;
