@@ -84,6 +84,8 @@ export class AdaptiveController {
   #refusedSincePause = 0;
   /** Since when the rate has stayed within 2 % (see `#cut`). */
   #stableSince: number;
+  /** Where the search started (a search's cut never goes below it). */
+  #searchFrom = 0;
   /** Where a search stops and the curve's plateau begins (Infinity after slow start: up to the next throttle). */
   #searchCap = Infinity;
   /** Requests sent ever. */
@@ -281,6 +283,7 @@ export class AdaptiveController {
       const base = Math.min(rate, Math.max(rate / 2, measured));
       this.#phase = "search";
       this.#searchCap = Infinity;
+      this.#searchFrom = 0;
       this.#startCurve(base);
       return this.#set(floor(base * this.#o.decrease), "throttled", now, true);
     }
@@ -288,9 +291,16 @@ export class AdaptiveController {
       // One search step past a rate that held for a whole step: the limit lies near. What the
       // server accepted says where (a burst it allows may have hidden more than one step).
       const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
+      const next = floor(base * cutFactor(this.#o.decrease, Math.max(measured, base), rate));
       this.#phase = "curve";
+      if (next < this.#searchFrom) {
+        // Never below where the search started (that rate held a step): its plateau from there.
+        this.#startCurve(this.#searchFrom);
+        this.#curveTime = this.#curveK;
+        return this.#set(this.#searchFrom, "throttled", now, true);
+      }
       this.#startCurve(base);
-      return this.#set(floor(base * cutFactor(this.#o.decrease, Math.max(measured, base), rate)), "throttled", now, true);
+      return this.#set(next, "throttled", now, true);
     }
     if (this.#phase === "search") {
       // Still too high right after slow start's cut: sized by what the server accepted, then
@@ -320,6 +330,7 @@ export class AdaptiveController {
       if (next < DEEP_CUT * cap && now - this.#stableSince >= HELD_STEPS * this.step) {
         this.#phase = "search";
         this.#searchCap = cap;
+        this.#searchFrom = next;
       }
     } else {
       this.#startCurve(base);
