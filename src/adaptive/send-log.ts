@@ -82,8 +82,10 @@ export class SendLog {
       if (r.outcome === "accepted") accepted++;
     }
     if (answered === 0) return fallback;
-    // Each send stands for one interval at the rate: n sends spaced at it cover n intervals.
-    const covered = until - (this.#start ?? until) + 1000 / rate;
+    // A span reaching before the first send covers only the sends' time: n sends spread over d ms
+    // stand for n intervals of d / (n − 1).
+    const first = this.#start ?? until;
+    const covered = first > until - span && sent > 1 ? ((until - first) * sent) / (sent - 1) : span;
     const length = Math.max(MEASURE_FLOOR_MS, Math.min(span, covered));
     return ((sent * 1000) / length) * (accepted / answered);
   }
