@@ -90,8 +90,8 @@ export class AdaptiveController {
   #searchCap = Infinity;
   /** Requests sent ever. */
   #sent = 0;
-  /** Accepted answers since the start (or the last told limit): they confirm a told ceiling. */
-  #accepted = 0;
+  /** Accepted answers to requests sent at the ceiling since the last cut (see `confirmed`). */
+  #acceptedAtCeiling = 0;
   /** The `seq` of the request whose answer carried the newest header snapshot read so far. */
   #snapshotSeq = -1;
   readonly #log = new SendLog();
@@ -142,12 +142,14 @@ export class AdaptiveController {
   }
 
   /**
-   * True once the server has accepted a second's worth of requests at the ceiling (or stated its
-   * limit): a told limit is only a claim until then, so callers are spaced at it rather than let
-   * through in a burst — told 2× too much, a burst of callers would draw a herd of 429s.
+   * False while a told limit is in doubt: the server has cut this key before, and has not yet
+   * accepted a second's worth of requests sent at the ceiling since. Until then the fetch spaces
+   * callers at the ceiling instead of letting the told limit's window send them in a burst (against
+   * an nginx `limit_req`, a window's burst at the right rate draws a herd of 429s). Never false before
+   * the first throttle: told the right limit, nothing changes.
    */
   get confirmed(): boolean {
-    return this.#serverRate !== undefined || this.#accepted >= Math.max(1, this.ceiling);
+    return this.#epoch === 0 || this.#serverRate !== undefined || this.#acceptedAtCeiling >= Math.max(1, this.ceiling);
   }
 
   /** The probe step in force, ms: `probeInterval`, or the server's window (stated or inferred) when longer. */
@@ -168,7 +170,7 @@ export class AdaptiveController {
   onSent(now: number, waited: boolean): SendTag {
     this.#inFlight++;
     if (waited) this.#demand = true;
-    const record = this.#log.push({ epoch: this.#epoch, gen: this.#gen, at: now, seq: this.#sent++ });
+    const record = this.#log.push({ epoch: this.#epoch, gen: this.#gen, at: now, seq: this.#sent++ }, this.#rate >= this.ceiling);
     this.#log.prune(now, this.#rate);
     return record;
   }
@@ -181,7 +183,9 @@ export class AdaptiveController {
   /** Records the response to the request tagged `tag`, arrived at `now`; returns what to apply. */
   onResponse(tag: SendTag, outcome: ResponseOutcome, now: number): Advice {
     if (this.#inFlight > 0) this.#inFlight--;
-    (tag as SendRecord).outcome = outcome.throttled ? "throttled" : "accepted";
+    const record = tag as SendRecord;
+    record.outcome = outcome.throttled ? "throttled" : "accepted";
+    if (!outcome.throttled && record.atCeiling) this.#acceptedAtCeiling++;
     let pauseMs = 0;
     let change = this.#readHeaders(outcome, now);
     const info = outcome.rateLimit;
@@ -195,7 +199,6 @@ export class AdaptiveController {
       // After the cut: the pause it starts is what later measures must not span.
       if (pauseMs > 0) this.#pausedFrom(now + pauseMs);
     } else {
-      this.#accepted++;
       // Remaining is a snapshot taken when this request arrived: the requests sent after it will use
       // some of it. (An older snapshot arriving late says nothing new.)
       if (info !== undefined && tag.seq > this.#snapshotSeq) {
@@ -214,13 +217,12 @@ export class AdaptiveController {
     return { change, pauseMs };
   }
 
-  /** Changes the told limit (the ceiling and the starting point) at `now`; it is a claim to confirm again. */
+  /** Changes the told limit (the ceiling and the starting point) at `now`. */
   setMaxRate(maxRate: number, now: number): RateChange | undefined {
     const o = resolveAdaptiveOptions({ ...this.#o, maxRate, initialRate: undefined });
     this.#maxRate = o.maxRate;
     const ceiling = this.ceiling;
     if (ceiling === Infinity) return undefined;
-    this.#accepted = 0;
     this.#phase = "curve";
     this.#startCurve(ceiling);
     return this.#set(ceiling, "set-limit", now);
@@ -274,6 +276,7 @@ export class AdaptiveController {
     const measured = Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
     const known = this.#known;
     this.#epoch++;
+    this.#acceptedAtCeiling = 0;
     const floor = (r: number) => Math.max(this.#o.minRate, r);
     const reached = this.#lastChange?.reason;
     if (this.#phase === "start") {
@@ -327,7 +330,10 @@ export class AdaptiveController {
       // × that rate — no further (a server whose burst hides each step would make an open search
       // loop). A rate that had not held (a told limit at its first throttle) is no such guide.
       const cap = rate * this.#o.decrease;
-      if (next < DEEP_CUT * cap && now - this.#stableSince >= HELD_STEPS * this.step) {
+      // The first cut of a told limit is no measure of the server either: the told rate may be
+      // right and only its shape wrong (a window's burst against a `limit_req`).
+      const told = this.#epoch === 1 && rate >= this.#maxRate;
+      if (told || (next < DEEP_CUT * cap && now - this.#stableSince >= HELD_STEPS * this.step)) {
         this.#phase = "search";
         this.#searchCap = cap;
         this.#searchFrom = next;

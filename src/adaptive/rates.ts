@@ -162,10 +162,9 @@ export function toldRate(limiter: unknown): number {
  * attempt is not sent after all (another limiter refused it).
  *
  * `ceiling`: the rate of the limiter the attempt goes through next, which enforces it exactly. While
- * the learned rate is that ceiling (told the right limit, nothing learned below it), the server has
- * accepted a second's worth at it, and no pause holds the key back, the attempt passes without taking
- * a spacing slot: the limiter
- * alone paces it, so adaptive costs nothing — a strict window counted from each response grants
+ * the learned rate is that ceiling (told the right limit, nothing learned below it), not in doubt
+ * after a cut, and no pause holds the key back, the attempt passes without taking a spacing slot:
+ * the limiter alone paces it, so adaptive costs nothing — a strict window counted from each response grants
  * exactly as without it. Below the ceiling, or paused, the learned rate paces. @internal
  *
  * @example
@@ -213,7 +212,8 @@ export interface Admission {
 const PASSED: Admission = Object.freeze({ waited: false, passed: true, cancel: () => {} });
 
 /**
- * True when the learned rate must pace an attempt: below the ceiling, paused, or others queued. @internal
+ * True when the learned rate must pace an attempt: below the ceiling, at a ceiling in doubt (see
+ * `AdaptiveController.confirmed`), or paused. @internal
  *
  * @example
  * ```ts

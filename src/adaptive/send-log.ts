@@ -9,6 +9,8 @@ import type { SendTag } from "./types.ts";
 /** A send as the log keeps it: its tag, and whether the server accepted it once answered. */
 export interface SendRecord extends SendTag {
   outcome: "pending" | "accepted" | "throttled";
+  /** Sent while the rate was at the ceiling (what confirms a ceiling; see `AdaptiveController.confirmed`). */
+  atCeiling: boolean;
 }
 
 /** How far back answers are counted when sizing a cut: at least 2 s, and 4 requests' worth... */
@@ -23,7 +25,7 @@ const MEASURE_FLOOR_MS = 1000;
  * @example
  * ```ts
  * const log = new SendLog();
- * const record = log.push({ epoch: 0, gen: 0, at: 0, seq: 0 });
+ * const record = log.push({ epoch: 0, gen: 0, at: 0, seq: 0 }, false);
  * record.outcome = "accepted";
  * log.measured(1000, 1000, 1); // requests per second the server accepted
  * ```
@@ -35,8 +37,8 @@ export class SendLog {
   #start: number | undefined;
 
   /** Records a send; returns the record whose `outcome` the controller sets on the answer. */
-  push(tag: SendTag): SendRecord {
-    const record: SendRecord = { ...tag, outcome: "pending" };
+  push(tag: SendTag, atCeiling: boolean): SendRecord {
+    const record: SendRecord = { ...tag, outcome: "pending", atCeiling };
     this.#start ??= tag.at;
     this.#sends.push(record);
     return record;

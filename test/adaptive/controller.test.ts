@@ -152,7 +152,7 @@ describe("AdaptiveController", () => {
   });
 });
 
-describe("AdaptiveController: windows, gentle cuts, confirmation", () => {
+describe("AdaptiveController: windows, gentle cuts, deep cuts", () => {
   test("a long Retry-After is read as the server's window: no increase comes faster than it", () => {
     const c = new AdaptiveController({ maxRate: 10, initialRate: 2 }, 0);
     expect(c.step).toBe(1000);
@@ -181,16 +181,15 @@ describe("AdaptiveController: windows, gentle cuts, confirmation", () => {
     expect(c.rate).toBeCloseTo(measured * 0.95, 9); // not × 0.9
   });
 
-  test("a told limit is confirmed by a second's worth of accepted answers; a stated limit confirms at once", () => {
+  test("a told limit is in doubt after a cut, until a second's worth sent at it is accepted; never before the first cut", () => {
     const c = new AdaptiveController({ maxRate: 5 }, 0);
-    for (let i = 0; i < 4; i++) c.onResponse(c.onSent(i * 200, false), ok, i * 200 + 50);
+    expect(c.confirmed).toBe(true); // told right, nothing changes: the told limit's own limiter paces
+    c.onResponse(c.onSent(0, false), throttle, 100);
     expect(c.confirmed).toBe(false);
-    c.onResponse(c.onSent(800, false), ok, 850);
-    expect(c.confirmed).toBe(true);
-    c.setMaxRate(8, 900); // a new claim: unconfirmed again
+    c.setMaxRate(5, 200); // back at the ceiling: answers to requests sent there confirm it
+    for (let i = 0; i < 4; i++) c.onResponse(c.onSent(300 + i * 200, false), ok, 350 + i * 200);
     expect(c.confirmed).toBe(false);
-    const rateLimit = { limit: 100, windowMs: 10_000, remaining: 50, resetMs: 5000, source: "ietf" } as const;
-    c.onResponse(c.onSent(1000, false), { throttled: false, rateLimit }, 1050);
+    c.onResponse(c.onSent(1100, false), ok, 1150);
     expect(c.confirmed).toBe(true);
   });
 
