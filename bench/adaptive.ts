@@ -201,7 +201,7 @@ if (WRITE) {
     `- told right: ${range("right", "adaptive", (f) => f.refused, String)} refused, ${range("right", "adaptive", (f) => f.utilisation, pct)} of the rate ` +
     `(fixed limit: ${range("right", "fixed", (f) => f.refused, String)} refused, ${range("right", "fixed", (f) => f.utilisation, pct)});\n` +
     `- ${FLEET} processes told nothing on one quota: ${pct(adaptiveFleet.total.refusedShare)} refused, ${pct(adaptiveFleet.total.utilisation)} of the rate ` +
-    `together, fairness ${adaptiveFleet.fairness.toFixed(2)} (AWS: ${pct(awsFleet.total.refusedShare)} refused, ${pct(awsFleet.total.utilisation)}, ` +
+    `together, Jain's fairness index ${adaptiveFleet.fairness.toFixed(2)} (AWS: ${pct(awsFleet.total.refusedShare)} refused, ${pct(awsFleet.total.utilisation)}, ` +
     `fairness ${awsFleet.fairness.toFixed(2)}).\n`;
   const readme = new URL("../README.md", import.meta.url);
   writeFileSync(readme, replaceBetween(readFileSync(readme, "utf8"), "<!-- adaptive-bench:summary -->", "<!-- /adaptive-bench:summary -->", summary, false));
