@@ -37,7 +37,11 @@ export interface AttemptContext {
 }
 
 /** @internal */
-export type Decided = { retry: false } | { retry: true; delay: number; paused: number };
+export type Decided = { readonly retry: false } | { readonly retry: true; readonly delay: number; readonly paused: number };
+
+// Shared: the verdicts of every final response, not made anew per call.
+const FINAL: Decided = Object.freeze({ retry: false });
+const NOT_RETRYABLE: RetryDecision = Object.freeze({ retry: false, reason: "not-retryable" });
 
 /**
  * Reads the server's signals, pauses the shared limiter, decides, runs the hooks and cancels a
@@ -50,7 +54,7 @@ export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Deci
   try {
     const { outcome, paused } = readAttempt(config, ctx);
     if (config.shouldRetry === undefined && !retryableByRule(outcome, ctx.idempotent, config.policy)) {
-      return conclude(config, ctx, { retry: false, reason: "not-retryable" }, paused);
+      return conclude(config, ctx, NOT_RETRYABLE, paused);
     }
     return decide(config, ctx, outcome, paused);
   } catch (error) {
@@ -133,7 +137,7 @@ function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryD
       request: ctx.call.request, response, attempt, key, retrying: decision.retry, reason: decision.retry ? undefined : decision.reason,
     });
   }
-  if (!decision.retry) return { retry: false };
+  if (!decision.retry) return FINAL;
   config.onRetry?.({
     request: ctx.call.request,
     ...(response !== undefined ? { response } : { error: result.error }),

@@ -66,7 +66,8 @@ export async function runAttempts(
   if (key !== undefined && typeof key !== "string") {
     throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
   }
-  const started = clock.now();
+  // Read only against a finite `totalTimeout` (elapsed + delay ≥ Infinity never holds): no clock read otherwise.
+  const started = config.totalTimeout === Infinity ? 0 : clock.now();
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
   const priority = config.priority === undefined && init?.priority === undefined ? 0 : priorityOf(init, () => call.request, config.priority);
@@ -116,7 +117,7 @@ export async function runAttempts(
           const options = config.maxWait === undefined ? { signal: callSignal } : { signal: callSignal, maxWait: config.maxWait };
           admitted = await admitAdaptive(adaptive, options, ceiling);
         }
-        const queuedAt = clock.now();
+        const queuedAt = adaptive === undefined ? 0 : clock.now(); // read only with `adaptive`
         const send = async () => {
           // Held by the limiter (its pause, its window) after the learned rate admitted it, or
           // passed at the ceiling before a cut: the learned rate paces it again now, so attempts

@@ -91,7 +91,7 @@ async function runCall(config: ResolvedOptions, input: FetchInput, init: Request
   const callerSignal = callerSignalOf(input, init);
   if (callerSignal?.aborted) throw abortReason(callerSignal);
   const fetchImpl = resolveFetch(config); // read at call time: mocks installed after creation apply
-  const state = callState(input, init);
+  const state = new CallState(input, init);
   // The total timeout aborts whatever the call is doing: reading a Request's body, queueing, an
   // attempt, a retry wait. Armed first, so nothing before the first attempt escapes it. Without
   // one (the default), no controller, timer or linked signal is made.
@@ -130,28 +130,33 @@ function urlOf(input: FetchInput): string {
 
 /**
  * What errors report about the call — the request as method and redacted URL, the attempts sent so
- * far — and the call's secrets. Both are computed only when an error needs them.
+ * far — and the call's secrets. Both are computed only when an error needs them. A class, not a
+ * literal with closures: one allocation per call on the path every call takes.
  */
-export interface CallState {
-  attempts: number;
+export class CallState {
+  attempts = 0;
   /** Set once the call is prepared: the normalised method and URL. */
-  prepared: { readonly method: string; readonly url: string } | undefined;
-  label(): string;
-  secrets(): string[];
-}
+  prepared: { readonly method: string; readonly url: string } | undefined = undefined;
+  #label: string | undefined;
+  #secrets: string[] | undefined;
 
-function callState(input: FetchInput, init: RequestInit | undefined): CallState {
-  let label: string | undefined;
-  let secrets: string[] | undefined;
-  const state: CallState = {
-    attempts: 0,
-    prepared: undefined,
-    label: () => {
-      const p = state.prepared;
-      if (p === undefined) return describeRequest(methodOf(input, init), urlOf(input));
-      return label ??= describeRequest(p.method, p.url);
-    },
-    secrets: () => secrets ??= secretsOf(urlOf(input), [...headerValues(init?.headers), ...headerValues(isRequest(input) ? input.headers : undefined)]),
-  };
-  return state;
+  readonly #input: FetchInput;
+  readonly #init: RequestInit | undefined;
+
+  constructor(input: FetchInput, init: RequestInit | undefined) {
+    this.#input = input;
+    this.#init = init;
+  }
+
+  label(): string {
+    const p = this.prepared;
+    if (p === undefined) return describeRequest(methodOf(this.#input, this.#init), urlOf(this.#input));
+    return this.#label ??= describeRequest(p.method, p.url);
+  }
+
+  secrets(): string[] {
+    const input = this.#input;
+    const init = this.#init;
+    return this.#secrets ??= secretsOf(urlOf(input), [...headerValues(init?.headers), ...headerValues(isRequest(input) ? input.headers : undefined)]);
+  }
 }
