@@ -6,13 +6,18 @@
  * sequentially and 100 calls at a time. Figures are process CPU time (user + system) per call, so
  * other processes on a loaded machine inflate them less than wall time; report medians and spread.
  *
- *   node --expose-gc bench/fetch-cpu.ts [rounds, default 9]
+ *   node --expose-gc bench/fetch-cpu.ts [rounds, default 9] [--baseline=/path/to/other/checkout/src/index.ts]
+ *
+ * `--baseline` adds that checkout's `createThrottledFetch` as a third contender in the same rounds
+ * (e.g. `main` against a branch), which on a loaded machine says more than two separate runs.
  *
  * @module
  */
 import { createThrottledFetch } from "../src/index.ts";
 
-const rounds = Number(process.argv[2] ?? 9);
+const args = process.argv.slice(2);
+const rounds = Number(args.find((a) => !a.startsWith("--")) ?? 9);
+const baseline = args.find((a) => a.startsWith("--baseline="))?.slice("--baseline=".length);
 const CALLS = 20_000;
 const CONCURRENT = 100;
 const response = new Response(null, { status: 200 });
@@ -44,6 +49,11 @@ async function concurrent(f: Fetch): Promise<number> {
   return (used.user + used.system) / CALLS;
 }
 
+if (baseline !== undefined) {
+  const other = (await import(baseline)) as { createThrottledFetch: typeof createThrottledFetch };
+  contenders["baseline (defaults)"] = () => other.createThrottledFetch({ limit: 1e9, interval: 1000, fetch: stub });
+}
+
 const samples: Record<string, number[]> = {};
 const names = Object.keys(contenders);
 for (let round = 0; round < rounds + 2; round++) {
@@ -66,7 +76,10 @@ const stat = (key: string) => {
 console.log(`CPU µs per call (user+system), ${rounds} rounds × ${CALLS} calls, Node ${process.version}, load ${(await import("node:os")).loadavg()[0]!.toFixed(1)}`);
 for (const mode of ["sequential", "100 concurrent"]) {
   const raw = stat(`raw stub, ${mode}`);
-  const s = stat(`sluice (defaults), ${mode}`);
-  console.log(`${mode.padEnd(15)} raw ${raw.median.toFixed(2)} µs [${raw.min.toFixed(2)}–${raw.max.toFixed(2)}]; ` +
-    `sluice ${s.median.toFixed(2)} µs [${s.min.toFixed(2)}–${s.max.toFixed(2)}]; sluice's own ≈ ${(s.median - raw.median).toFixed(2)} µs`);
+  const line = [`${mode.padEnd(15)} raw ${raw.median.toFixed(2)} µs [${raw.min.toFixed(2)}–${raw.max.toFixed(2)}]`];
+  for (const name of names.slice(1)) {
+    const s = stat(`${name}, ${mode}`);
+    line.push(`${name.split(" ")[0]} ${s.median.toFixed(2)} µs [${s.min.toFixed(2)}–${s.max.toFixed(2)}], own ≈ ${(s.median - raw.median).toFixed(2)} µs`);
+  }
+  console.log(line.join("; "));
 }
