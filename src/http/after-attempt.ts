@@ -48,6 +48,13 @@ const NOT_RETRYABLE: RetryDecision = Object.freeze({ retry: false, reason: "not-
  * discarded body. Returns the delay before the retry and how much of it the pause covers —
  * synchronously when the rule alone settles it (a final response with no `shouldRetry` hook),
  * which is every successful call.
+ *
+ * @example
+ * ```ts
+ * const decided = await afterAttempt(config, { call, result: { response }, attempt: 1, key: undefined, limiter, adaptive: false,
+ *   adaptivePause: 0, idempotent: true, replayable: true, started: 0, inFlight: 0 });
+ * if (decided.retry) await sleep(clock, decided.delay);
+ * ```
  */
 export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Decided | Promise<Decided> {
   const response = ctx.result.response;

@@ -24,7 +24,14 @@ import { slotCost } from "./slots.ts";
 import { afterAttempt, type AttemptResult, type Decided } from "./after-attempt.ts";
 import type { CallState } from "./throttled-fetch.ts";
 
-/** Runs a call's attempts until one is final, or the call fails. @internal */
+/**
+ * Runs a call's attempts until one is final, or the call fails. @internal
+ *
+ * @example
+ * ```ts
+ * const response = await runAttempts(config, url, init, fetch, init?.signal ?? undefined, new CallState(url, init), false);
+ * ```
+ */
 export async function runAttempts(
   config: ResolvedOptions,
   input: FetchInput,

@@ -131,7 +131,13 @@ function urlOf(input: FetchInput): string {
 /**
  * What errors report about the call — the request as method and redacted URL, the attempts sent so
  * far — and the call's secrets. Both are computed only when an error needs them. A class, not a
- * literal with closures: one allocation per call on the path every call takes.
+ * literal with closures: one allocation per call on the path every call takes. @internal
+ *
+ * @example
+ * ```ts
+ * const state = new CallState("https://user:pw@api.example.com/x?token=t", undefined);
+ * state.label(); // "GET https://api.example.com/x" (credentials, query and fragment left out)
+ * ```
  */
 export class CallState {
   attempts = 0;
