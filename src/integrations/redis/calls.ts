@@ -72,12 +72,13 @@ export class PolicyCalls {
 
   /**
    * ARGV of a reserve batch: the common head with [2] = the request count, [3] = the batch id, then
-   * (n, maxWait µs, '1' for a reservation that settles) per request.
+   * (n, maxWait µs, '1' for a reservation that settles) per request; n is a number of every policy,
+   * or one per policy (named dimensions).
    */
-  reserveArgs(batch: string, permits: readonly number[], maxWaits: readonly number[], settles?: readonly boolean[]): string[] {
+  reserveArgs(batch: string, permits: readonly Amounts[], maxWaits: readonly number[], settles?: readonly boolean[]): string[] {
     const args = this.#head(permits.length, batch);
     for (let i = 0; i < permits.length; i++) {
-      args.push(String(permits[i]), maxWaitArg(maxWaits[i]!), settles?.[i] === true ? "1" : "");
+      args.push(amountsArg(permits[i]!), maxWaitArg(maxWaits[i]!), settles?.[i] === true ? "1" : "");
     }
     return args;
   }
@@ -87,7 +88,7 @@ export class PolicyCalls {
    * cost in `actuals`: the policy keys, then each distinct record key; per operation (its record
    * key's index, its entry index, its id, '' or the actual cost).
    */
-  cancelCall(ids: readonly string[], actuals?: readonly (number | undefined)[]): { keys: string[]; args: string[] } {
+  cancelCall(ids: readonly string[], actuals?: readonly (Amounts | undefined)[]): { keys: string[]; args: string[] } {
     const keys = [...this.policyKeys];
     const records = new Map<string, number>();
     const args = this.#head(ids.length, "");
@@ -102,7 +103,7 @@ export class PolicyCalls {
         records.set(batch, (index = records.size + 1));
         keys.push(this.store.recordKey(batch));
       }
-      args.push(String(index), entry, slash < 0 ? reservationId(id, 1) : id, actual === undefined ? "" : String(actual));
+      args.push(String(index), entry, slash < 0 ? reservationId(id, 1) : id, actual === undefined ? "" : amountsArg(actual));
     }
     return { keys, args };
   }
@@ -121,6 +122,14 @@ export class PolicyCalls {
       ...this.#specArgs,
     ];
   }
+}
+
+/** A request's permits or a settle's actual cost: a number of every policy, or one per policy (named dimensions). @internal */
+export type Amounts = number | readonly number[];
+
+/** Amounts as the scripts read them: a number, or per policy `a;b;…;` (the trailing `;` marks a list even of one). */
+function amountsArg(amounts: Amounts): string {
+  return typeof amounts === "number" ? String(amounts) : `${amounts.join(";")};`;
 }
 
 /** A maxWait in ms as the scripts read it: whole µs, or 'inf'. */

@@ -16,6 +16,7 @@ import type { AcquireOptions, GatedLimiter, Limiter, ScheduleOptions } from "../
 import type { Permits, Reservation, ReserveOptions } from "../../limiters/reservation.ts";
 import {
   checkPermits,
+  describeValue,
   nonNegativeFinite,
   nonNegativeOrInfinity,
   optionalSignal,
@@ -23,7 +24,8 @@ import {
   requireFunction,
 } from "../../validate.ts";
 import { RedisUnavailableError } from "./errors.ts";
-import type { PolicySpec } from "./calls.ts";
+import type { Amounts, PolicySpec } from "./calls.ts";
+import { amountsOf, isRecord, type RedisDimensions } from "./dimensions.ts";
 import { CODE } from "./scripts.ts";
 import type { FailurePolicy, Reply, RedisStore } from "./store.ts";
 import { parseBatchReply } from "./client.ts";
@@ -67,20 +69,30 @@ export abstract class RedisLimiter implements Limiter {
   readonly #failure: FailurePolicy;
   readonly #locals = new Map<number, GatedLimiter>();
 
-  /** Binds the policies to a store; subclasses choose the policies. */
-  protected constructor(store: RedisStore, specs: readonly PolicySpec[], options: RedisLimiterOptions) {
+  /** Binds the policies to a store; subclasses choose the policies (and a named combination its dimensions). */
+  protected constructor(
+    store: RedisStore,
+    specs: readonly PolicySpec[],
+    options: RedisLimiterOptions,
+    dimensions: RedisDimensions | null = null,
+  ) {
     this.store = store;
     this.specs = specs;
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
     this.#maxPermits = Math.min(...specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
     this.#failure = options.failure ?? store.failure;
-    this.#queue = new RedisQueue(store, specs, this.#failure, () => this.fallbackLimiter());
+    this.#queue = new RedisQueue(store, specs, this.#failure, () => this.fallbackLimiter(), dimensions);
   }
 
   /** Every Redis key this limiter's decisions touch (besides per-reservation records). */
   get keys(): readonly string[] {
     return this.#queue.calls.policyKeys;
+  }
+
+  /** The names of its dimensions (a named combination, `combineRedis({ … })`), or null. */
+  get dimensionNames(): readonly string[] | null {
+    return this.#queue.dimensions?.names ?? null;
   }
 
   /** How many callers wait on this limiter in this process (reserving or holding a reservation). */
@@ -129,8 +141,11 @@ export abstract class RedisLimiter implements Limiter {
    * `acquire` (same queue, `maxWait`, abort, failure policy) and resolves to a
    * {@link RedisReservation} to settle with the actual cost — the rest goes back to the whole fleet,
    * or the excess is recorded as debt. Unsettled, it counts in full; its record waits `settleTtl`
-   * (store option, default 10 minutes) for the settle, then goes. A number of permits of every key
-   * (no named dimensions on Redis).
+   * (store option, default 10 minutes) for the settle, then goes.
+   *
+   * On a named combination (`combineRedis({ requests, tokens })`), `permits` may give each dimension
+   * its own amount (a dimension left out asks 0 and takes no part): every dimension is taken at the
+   * same instant in one script call, or none is; the handle settles per dimension, atomically too.
    *
    * @example
    * ```ts
@@ -141,19 +156,37 @@ export abstract class RedisLimiter implements Limiter {
    */
   reserve(permits: Permits = 1, options?: ReserveOptions): Promise<RedisReservation & Reservation> {
     // Typed as the core's `Reservation` too: `Limiter.reserve` names that class, whose public members
-    // the Redis handle has one for one (a record of dimensions is refused by both alike).
-    return this.#request(permits, options, true) as Promise<RedisReservation & Reservation>;
+    // the Redis handle has one for one.
+    const dims = this.#queue.dimensions;
+    if (dims === null || !isRecord(permits)) {
+      if (typeof permits !== "number") {
+        throw new TypeError(
+          `\`permits\` must be a positive integer${dims === null ? "" : " or a record of dimensions"}, got ${describeValue(permits)}`,
+        );
+      }
+      return this.#request(permits, options, true) as Promise<RedisReservation & Reservation>;
+    }
+    const amounts = amountsOf(dims, permits);
+    // `permits` of a per-dimension request only sizes it for the local queue and the failure policy.
+    const asked = Object.freeze({ ...permits }) as Permits;
+    return this.#request(Math.max(1, ...amounts), options, true, asked, amounts) as Promise<RedisReservation & Reservation>;
   }
 
-  /** `acquire` (resolving to nothing) or `reserve` (`settles`: to a handle). */
-  #request(permits: unknown, options: AcquireOptions | undefined, settles: boolean): Promise<unknown> {
-    this.#checkPermits(permits);
+  /** `acquire` (resolving to nothing) or `reserve` (`settles`: to a handle); `amounts` per policy when asked per dimension. */
+  #request(
+    permits: unknown,
+    options: AcquireOptions | undefined,
+    settles: boolean,
+    asked?: Permits,
+    amounts: readonly number[] | null = null,
+  ): Promise<unknown> {
+    if (amounts === null) this.#checkPermits(permits);
     const opts = optionsObject("options", options);
     const signal = optionalSignal("signal", opts.signal);
     const maxWait = opts.maxWait === undefined ? this.#maxWait : nonNegativeOrInfinity("maxWait", opts.maxWait);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     if (this.queued >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
-    return this.#queue.request(permits, maxWait, signal, settles);
+    return this.#queue.request(permits as number, maxWait, signal, settles, asked ?? (permits as number), amounts);
   }
 
   /**
@@ -224,7 +257,7 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   /** @internal one reserve script call, bypassing the local queue (tests, benchmarks). */
-  reserveOnce(batch: string, permits: number, maxWait: number = Infinity): Promise<Reply> {
+  reserveOnce(batch: string, permits: Amounts, maxWait: number = Infinity): Promise<Reply> {
     return this.reserveBatch(batch, [permits], [maxWait]).then((replies) => replies[0]!);
   }
 
@@ -234,7 +267,7 @@ export abstract class RedisLimiter implements Limiter {
    */
   reserveBatch(
     batch: string,
-    permits: readonly number[],
+    permits: readonly Amounts[],
     maxWaits: readonly number[],
     settles?: readonly boolean[],
   ): Promise<Reply[]> {
@@ -244,7 +277,7 @@ export abstract class RedisLimiter implements Limiter {
   }
 
   /** @internal one cancel script call settling `ids` with `actuals` (undefined: a cancel), in order (tests). */
-  settleBatch(ids: readonly string[], actuals: readonly (number | undefined)[]): Promise<Reply[]> {
+  settleBatch(ids: readonly string[], actuals: readonly (Amounts | undefined)[]): Promise<Reply[]> {
     const { keys, args } = this.#queue.calls.cancelCall(ids, actuals);
     return this.store.call("cancel", keys, args, (reply) => parseBatchReply(reply, ids.length));
   }

@@ -34,6 +34,17 @@ end
 local MARGIN = tonumber(ARGV[7])
 local GRACE = tonumber(ARGV[6])
 
+-- a request's permits (reserve) or actual cost (settle): a number of every policy, or per policy
+-- 'a;b;…;' (named dimensions: 0 = the policy takes no part); returns the number (0 for a list) and
+-- the list (or false)
+local function amounts(s)
+  local n = tonumber(s)
+  if n then return n, false end
+  local t, i = {}, 0
+  for a in string.gmatch(s, '[^;]+') do i = i + 1; t[i] = tonumber(a) end
+  return 0, t
+end
+
 -- the policies and their keys; returns the list and how many keys they use
 local function policies()
   local list = {}

@@ -23,9 +23,11 @@ import type { Clock } from "../../clock.ts";
 import { MaxWaitExceededError, QueueFullError } from "../../errors.ts";
 import { abortReason } from "../../limiters/gate.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
+import type { Permits } from "../../limiters/reservation.ts";
 import { type BatchHandler, ReserveBatcher } from "./batch.ts";
-import { PolicyCalls, type PolicySpec } from "./calls.ts";
+import { type Amounts, PolicyCalls, type PolicySpec } from "./calls.ts";
 import { CancelBatcher } from "./cancels.ts";
+import type { RedisDimensions } from "./dimensions.ts";
 import { RedisCommandError, RedisUnavailableError } from "./errors.ts";
 import { acquireUnavailable, tryUnavailable } from "./fallback.ts";
 import { GrantTimer } from "./grants.ts";
@@ -56,6 +58,8 @@ export class RedisQueue {
   readonly failure: FailurePolicy;
   /** The limiter the failure policy falls back to (built on first use), or undefined. */
   readonly fallback: () => Limiter | undefined;
+  /** Its named dimensions (a named combination), or null. */
+  readonly dimensions: RedisDimensions | null;
   /** Waiters whose reserve is queued or out. */
   reserving = 0;
   /** Local pause: waiters whose reserve was sent before `pausedSince` and granted before `pausedUntil` re-reserve. */
@@ -66,8 +70,15 @@ export class RedisQueue {
   /** Latest local time at which something is known to be granted (for the tryAcquire hint). */
   hintAt = -Infinity;
 
-  constructor(store: RedisStore, specs: readonly PolicySpec[], failure: FailurePolicy, fallback: () => Limiter | undefined) {
+  constructor(
+    store: RedisStore,
+    specs: readonly PolicySpec[],
+    failure: FailurePolicy,
+    fallback: () => Limiter | undefined,
+    dimensions: RedisDimensions | null = null,
+  ) {
     this.store = store;
+    this.dimensions = dimensions;
     this.clock = store.clock;
     this.failure = failure;
     this.fallback = fallback;
@@ -84,23 +95,39 @@ export class RedisQueue {
     return this.reserving + this.grants.size;
   }
 
-  /** A reservation handle for `id` ('' when the failure policy granted it), granted now. */
-  handle(id: string, permits: number): RedisReservation {
-    return new RedisReservation(this.#sendSettle, id === "" ? undefined : id, permits, this.clock.now());
+  /**
+   * A reservation handle for `id` ('' when the failure policy granted it), granted now: `asked` as
+   * the caller asked it, `amounts` per policy when asked per dimension.
+   */
+  handle(id: string, asked: Permits, permits: number, amounts: readonly number[] | null): RedisReservation {
+    const dims = this.dimensions;
+    const shape = dims === null ? null : { dimensions: dims, amounts: amounts ?? dims.of.map(() => permits) };
+    return new RedisReservation(this.#sendSettle, id === "" ? undefined : id, asked, this.clock.now(), shape);
   }
 
-  readonly #sendSettle = (id: string, actual: number): Promise<Reply | undefined> => this.cancels.settle(id, actual);
+  readonly #sendSettle = (id: string, actual: Amounts): Promise<Reply | undefined> => this.cancels.settle(id, actual);
 
-  /** A validated `acquire` (resolving to nothing) or `reserve` (`settles`: to a handle). */
-  request(permits: number, maxWait: number, signal: AbortSignal | undefined, settles: boolean): Promise<unknown> {
+  /**
+   * A validated `acquire` (resolving to nothing) or `reserve` (`settles`: to a handle). `permits`
+   * of every policy, or `amounts` per policy (a reservation asked per dimension, `asked`).
+   */
+  request(
+    permits: number,
+    maxWait: number,
+    signal: AbortSignal | undefined,
+    settles: boolean,
+    asked: Permits = permits,
+    amounts: readonly number[] | null = null,
+  ): Promise<unknown> {
     if (this.store.isDown()) {
-      const granted = this.unavailable(permits, maxWait, signal, new RedisUnavailableError("reserve", "recent failure"));
-      return settles ? granted.then(() => this.handle("", permits)) : granted;
+      const error = new RedisUnavailableError("reserve", "recent failure");
+      const granted = this.unavailable(permits, maxWait, signal, error, asked);
+      return settles ? granted.then(() => this.handle("", asked, permits, amounts)) : granted;
     }
-    const waiter = new Waiter(permits, maxWait, signal, settles);
+    const waiter = new Waiter(permits, maxWait, signal, settles, amounts, asked);
     const promise = new Promise<unknown>((resolve, reject) => {
       // the id read at the grant: the one Redis granted ('' when the failure policy did)
-      waiter.resolve = settles ? () => resolve(this.handle(waiter.id, permits)) : () => resolve(undefined);
+      waiter.resolve = settles ? () => resolve(this.handle(waiter.id, asked, permits, amounts)) : () => resolve(undefined);
       waiter.reject = reject;
     });
     if (signal !== undefined) {
@@ -244,12 +271,18 @@ export class RedisQueue {
     waiter.state = "done";
     waiter.id = ""; // granted (if at all) by the failure policy, not by Redis
     this.#detach(waiter);
-    this.unavailable(waiter.permits, waiter.maxWait, waiter.signal, error).then(waiter.resolve, waiter.reject);
+    this.unavailable(waiter.permits, waiter.maxWait, waiter.signal, error, waiter.asked).then(waiter.resolve, waiter.reject);
   }
 
-  /** The failure policy for one acquire. */
-  unavailable(permits: number, maxWait: number, signal: AbortSignal | undefined, error: RedisUnavailableError): Promise<void> {
-    return acquireUnavailable(this.failure, this.fallback, permits, maxWait, signal, error);
+  /** The failure policy for one acquire, or one reserve (`asked`: a record of dimensions). */
+  unavailable(
+    permits: number,
+    maxWait: number,
+    signal: AbortSignal | undefined,
+    error: RedisUnavailableError,
+    asked: Permits = permits,
+  ): Promise<void> {
+    return acquireUnavailable(this.failure, this.fallback, permits, maxWait, signal, error, asked);
   }
 
   /** The failure policy for one try. */
