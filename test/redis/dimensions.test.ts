@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { Redis } from "ioredis";
 import { expect, test, vi } from "vitest";
-import { combine, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { combine, createThrottledFetch, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
 import type { GatedLimiter, Permits } from "../../src/index.ts";
 import {
   combineRedis,
@@ -214,6 +214,27 @@ describeRedis("named dimensions on Redis", () => {
     const both = combineRedis(requests, tokens);
     expect(() => combineRedis({ a: both, b: tokens })).toThrow(/shares the key "tpm" with `limiters.a`/);
     expect(() => new RedisCombinedLimiter({ a: requests, b: 3 as unknown as RedisLimiter })).toThrow(/`limiters.b` must be a Redis limiter/);
+  });
+
+  test("the throttled fetch's cost and settle options reserve and settle per dimension on Redis (what vendor profiles use)", async () => {
+    const { store } = setup();
+    const llm = combineRedis({
+      requests: new RedisWindowLimiter({ store, key: "rpm", limit: 10, interval: 60_000 }),
+      tokens: new RedisWindowLimiter({ store, key: "tpm", limit: 1000, interval: 60_000 }),
+    });
+    const throttled = createThrottledFetch({
+      limiter: llm,
+      cost: { requests: 1, tokens: 900 },
+      settle: async (response) => ({ tokens: Number(await response.clone().text()) }),
+      fetch: async () => new Response("640"),
+      retry: 0,
+    });
+    expect(await (await throttled("https://llm.example/v1/chat")).text()).toBe("640");
+    await vi.waitFor(async () => {
+      const [entry] = await redis.zrange(`${store.prefix}w:tpm`, "0", "-1");
+      expect(entry).toMatch(/\|640\|/); // settled: 260 tokens back to the fleet
+    }, { timeout: 5000, interval: 5 });
+    expect(await redis.zcard(`${store.prefix}w:rpm`)).toBe(1);
   });
 
   test("under the local failure policy a reservation per dimension falls back per dimension", async () => {

@@ -150,8 +150,9 @@ export abstract class RedisLimiter implements Limiter {
    * @example
    * ```ts
    * const r = await limiter.reserve(4000, { maxWait: 10_000 });
-   * const used = await work();
-   * r.settle(used);
+   * r.settle(await work()); // what it used
+   * const q = await llm.reserve({ requests: 1, tokens: 900 }); // llm = combineRedis({ requests, tokens })
+   * q.settle({ tokens: 640 });
    * ```
    */
   reserve(permits: Permits = 1, options?: ReserveOptions): Promise<RedisReservation & Reservation> {
