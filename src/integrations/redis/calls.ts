@@ -39,25 +39,28 @@ export class PolicyCalls {
    * queue, undo log; window: entries, pause.
    */
   readonly policyKeys: readonly string[];
-  readonly #specArgs: readonly string[];
+  /** ARGV[4]: the store's constants, one argument (fewer arguments = less work per call on both sides). */
+  readonly #constants: string;
+  /** ARGV[5]: the policies, 5 fields each, one argument. */
+  readonly #specs: string;
 
   constructor(store: RedisStore, specs: readonly PolicySpec[]) {
     this.store = store;
     const keys: string[] = [];
-    const args: string[] = [String(specs.length)];
+    const fields: (string | number)[] = [];
     for (const spec of specs) {
       const base = `${store.prefix}${spec.kind}:${spec.key}`;
       if (spec.kind === "s") keys.push(base, `${base}:q`, `${base}:b`);
       else keys.push(base, `${base}:m`);
-      args.push(spec.kind, String(spec.limit), String(spec.intervalUs), String(spec.burst), String(spec.initial));
+      fields.push(spec.kind, spec.limit, spec.intervalUs, spec.burst, spec.initial);
     }
     this.policyKeys = keys;
-    this.#specArgs = args;
+    this.#specs = fields.map(String).join(" ");
+    this.#constants = [store.settleTtl, store.maxPending, store.cancelGrace, store.keyTtlMargin, store.tombstoneTtl].join(" ");
   }
 
   pauseArgs(ms: number): string[] {
-    const store = this.store;
-    return [store.nowArg(), "0", String(Math.round(ms * 1000)), "", "0", "0", String(store.keyTtlMargin), "0", ...this.#specArgs];
+    return [this.store.nowArg(), "0", String(Math.round(ms * 1000)), this.#constants, this.#specs];
   }
 
   /** Keys of a pause: the policy keys. */
@@ -109,18 +112,7 @@ export class PolicyCalls {
   }
 
   #head(count: number, batch: string): string[] {
-    const store = this.store;
-    return [
-      store.nowArg(),
-      String(count),
-      batch,
-      String(store.settleTtl),
-      String(store.maxPending),
-      String(store.cancelGrace),
-      String(store.keyTtlMargin),
-      String(store.tombstoneTtl),
-      ...this.#specArgs,
-    ];
+    return [this.store.nowArg(), String(count), batch, this.#constants, this.#specs];
   }
 }
 

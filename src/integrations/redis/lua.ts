@@ -9,8 +9,11 @@
 /**
  * Shared Lua: argument parsing, number formatting, records, and the two policies. ARGV layout for
  * every operation: [1] now µs ('' = use TIME), [2] request count, [3] batch id (reserve) or the
- * pause duration µs, [4] settle ms (how long a `reserve`'s record waits for its settle), [5]
- * maxPending, [6] grace ms, [7] margin ms, [8] tombstone ms, [9] policy count, then 5 slots per policy: kind ('s'|'w'), limit, interval µs, burst, initial.
+ * pause duration µs, [4] the store's constants `settle maxPending grace margin tombstone` (ms, one
+ * argument), [5] the policies, 5 space-separated fields each — kind ('s'|'w'), limit, interval µs,
+ * burst, initial — then the per-request (or per-operation) slots. Packing the constant parts into
+ * two arguments keeps a call's argument count small: each argument costs the client, the protocol
+ * and the server's script setup something, every call.
  * KEYS: the policy keys first (smooth: state, queue, undo log; window: entries, pause), then the
  * record keys.
  */
@@ -31,8 +34,9 @@ end
 local function put(key, value, ms)
   if ms > 0 then redis.call('SET', key, value, 'PX', ms) else redis.call('DEL', key) end
 end
-local MARGIN = tonumber(ARGV[7])
-local GRACE = tonumber(ARGV[6])
+-- the store's constants, one argument: settle ms, maxPending, grace ms, margin ms, tombstone ms
+local SETTLE, CAP, GRACE, MARGIN, TOMB = string.match(ARGV[4], '^(%d+) (%d+) (%d+) (%d+) (%d+)$')
+SETTLE = tonumber(SETTLE); CAP = tonumber(CAP); GRACE = tonumber(GRACE); MARGIN = tonumber(MARGIN); TOMB = tonumber(TOMB)
 
 -- a request's permits (reserve) or actual cost (settle): a number of every policy, or per policy
 -- 'a;b;…;' (named dimensions: 0 = the policy takes no part); returns the number (0 for a list) and
@@ -45,16 +49,16 @@ local function amounts(s)
   return 0, t
 end
 
--- the policies and their keys; returns the list and how many keys they use
+-- the policies (one argument, 5 fields each: kind, limit, interval µs, burst, initial) and their
+-- keys; returns the list and how many keys they use
 local function policies()
   local list = {}
-  local count = tonumber(ARGV[9])
-  local k = 0
-  for i = 1, count do
-    local b = 9 + (i - 1) * 5
-    local P = { kind = ARGV[b + 1], lim = tonumber(ARGV[b + 2]), iv = tonumber(ARGV[b + 3]),
-      burst = tonumber(ARGV[b + 4]), init = tonumber(ARGV[b + 5]), k1 = KEYS[k + 1], k2 = KEYS[k + 2] }
-    if P.kind == 's' then P.k3 = KEYS[k + 3]; k = k + 3 else k = k + 2 end
+  local k, i = 0, 0
+  for kind, lim, iv, burst, init in string.gmatch(ARGV[5], '(%a) (%S+) (%S+) (%S+) (%S+)') do
+    i = i + 1
+    local P = { kind = kind, lim = tonumber(lim), iv = tonumber(iv), burst = tonumber(burst), init = tonumber(init),
+      k1 = KEYS[k + 1], k2 = KEYS[k + 2] }
+    if kind == 's' then P.k3 = KEYS[k + 3]; k = k + 3 else k = k + 2 end
     list[i] = P
   end
   return list, k

@@ -89,9 +89,8 @@ local list, k = policies()
 local rk = KEYS[k + 1]
 local count = tonumber(ARGV[2])
 local batch = ARGV[3]
-local abase = 9 + 5 * #list
-local cap = tonumber(ARGV[5])
-local SETTLE = tonumber(ARGV[4]) or 0
+local abase = 5
+local cap = CAP
 -- one read for the record (a resent batch, or tombstones of cancels that overtook it) and every
 -- policy's small state
 local mkeys = { rk }
