@@ -24,7 +24,12 @@ local function now_us()
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local function fint(x) return string.format('%d', x) end
-local function fnum(x) return string.format('%.17g', x) end
+-- %.17g round-trips any double but is the slowest format; a whole number takes the fast %d path
+-- (the same digits), so the common integral permit count costs no float formatting
+local function fnum(x)
+  if x == math.floor(x) and x < 1e15 and x > -1e15 then return string.format('%d', x) end
+  return string.format('%.17g', x)
+end
 local function ttl(horizon, margin)
   local ms = math.ceil(horizon / 1000)
   if ms < 0 then ms = 0 end
@@ -122,7 +127,8 @@ local function s_take(P, n, at)
 end
 -- the state a cancel may restore: 'a|c|tk|lt' (SmoothPolicy's anchor, count, taken, last take)
 local function s_before(a, c, tk, lt)
-  return fint(a) .. '|' .. fnum(c) .. '|' .. fint(tk) .. '|' .. (lt and fint(lt) or '')
+  if lt then return string.format('%d|%s|%d|%d', a, fnum(c), tk, lt) end
+  return string.format('%d|%s|%d|', a, fnum(c), tk)
 end
 -- settles a reservation granted with mark (permits taken ever, right after its take) as
 -- SmoothPolicy.adjust: debt is a take now; a refund moves the next free time back by delta, but no
@@ -146,9 +152,9 @@ local function s_horizon(P, now)
 end
 local function s_save(P, now)
   local ms = ttl(s_horizon(P, now), MARGIN)
-  put(P.k1, fint(P.a) .. ' ' .. fnum(P.c) .. ' ' .. fint(P.s) .. ' ' .. fint(P.bar) .. ' ' .. fint(P.qn) .. ' ' ..
-    (P.p and fint(P.p) or '') .. ' ' .. P.l .. ' ' .. P.lb .. ' ' .. fint(P.tk) .. ' ' .. (P.lt and fint(P.lt) or '') .. ' ' ..
-    P.e, ms)
+  -- one format call for the whole state rather than eight and a 21-piece concatenation
+  put(P.k1, string.format('%d %s %d %d %d %s %s %s %d %s %s', P.a, fnum(P.c), P.s, P.bar, P.qn, P.p and fint(P.p) or '',
+    P.l, P.lb, P.tk, P.lt and fint(P.lt) or '', P.e), ms)
   if P.qn > 0 then redis.call('PEXPIRE', P.k2, ms); redis.call('PEXPIRE', P.k3, ms) end
 end
 local function s_restore(P, before)
