@@ -20,7 +20,7 @@ import { PRELUDE } from "./lua.ts";
  * the settle).
  *
  * KEYS: the policy keys, then the distinct record keys. ARGV: the common layout with [2] = the
- * number of operations, then 4 slots per operation after the policies: the index of its record key
+ * number of operations, then 4 slots per operation from [6]: the index of its record key
  * among the record keys, its entry index, its id, and '' (cancel) or the actual cost (settle: a
  * number of every policy, or per policy `a;b;…;` for named dimensions).
  * Reply: 3 integers per operation: code (1 refunded / settled, 0 nothing to do), n (summed over the

@@ -79,7 +79,7 @@ export const CODE = Object.freeze({
  * the reservation `<batch>/<i>` — one write with its expiry per call instead of one key per request.
  *
  * KEYS: the policy keys, then the batch's record key. ARGV: the common layout with [2] = the number
- * of requests and [3] = the batch id, then 3 slots per request after the policies: n (a number of
+ * of requests and [3] = the batch id, then 3 slots per request from [6]: n (a number of
  * every policy, or per policy `a;b;…;` for named dimensions — a policy asked 0 takes no part), maxWait µs
  * ('inf' = none), '1' for a reservation that settles (else ''). Reply: 3 integers per request, code, delay µs, grant µs.
  */
