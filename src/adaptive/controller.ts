@@ -28,10 +28,11 @@
  *
  * @module
  */
-import { CUT_TRUST, cubicRate, curveK, cutFactor, MAX_STEP, SEARCH_STEP, START_STEP, WINDOW_HINT_MIN_MS, windowHint } from "./curve.ts";
+import { CUT_TRUST, cubicRate, curveK, cutFactor, MAX_STEP, SEARCH_STEP, START_STEP } from "./curve.ts";
 import { type AdaptiveOptions, resolveAdaptiveOptions, type ResolvedAdaptiveOptions } from "./options.ts";
 import { type SendRecord, SendLog } from "./send-log.ts";
 import type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
+import { PauseWindows } from "./windows.ts";
 
 export type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
 
@@ -65,7 +66,8 @@ export class AdaptiveController {
   #serverRate: number | undefined = undefined;
   /** The server's window (ms), stated or inferred from a long delay: no probe faster than it. */
   #serverWindow = 0;
-  #inferredWindow = 0;
+  /** The window the server's long delays imply, and the rate one window accepted (see `PauseWindows`). */
+  readonly #windows = new PauseWindows();
   /** The last rate known to work (what the server accepted at the last cut), or the stated limit. */
   #known: number | undefined = undefined;
   #epoch = 0;
@@ -77,11 +79,6 @@ export class AdaptiveController {
   #curveTime = 0;
   #curveK = 0;
   #inFlight = 0;
-  /** When the last pause advised ends (a window's estimate starts there; see `#windowRate`). */
-  #quietUntil = -Infinity;
-  /** The requests sent before that pause was advised, and the throttles since of requests sent after. */
-  #pauseSeq = 0;
-  #refusedSincePause = 0;
   /** Since when the rate has stayed within 2 % (see `#cut`). */
   #stableSince: number;
   /** Where the search started (a search's cut never goes below it). */
@@ -154,7 +151,7 @@ export class AdaptiveController {
 
   /** The probe step in force, ms: `probeInterval`, or the server's window (stated or inferred) when longer. */
   get step(): number {
-    return Math.max(this.#o.probeInterval, this.#serverWindow, this.#inferredWindow);
+    return Math.max(this.#o.probeInterval, this.#serverWindow, this.#windows.window);
   }
 
   /** Requests sent and not yet answered. */
@@ -191,13 +188,12 @@ export class AdaptiveController {
     const info = outcome.rateLimit;
     if (outcome.throttled) {
       pauseMs = outcome.delayMs ?? 0;
-      const cap = this.#windowRate(tag, pauseMs, now);
-      if (tag.seq >= this.#pauseSeq) this.#refusedSincePause++;
-      // A fixed or rolling window refuses until its end: a long delay says how long the window is.
-      this.#inferredWindow = Math.max(this.#inferredWindow, windowHint(outcome.delayMs ?? info?.resetMs));
+      // A fixed or rolling window refuses until its end: a long delay says how long the window is,
+      // and caps the cut's measure at what one window accepted.
+      const cap = this.#windows.onThrottle(tag, pauseMs, info?.resetMs, now, this.#epoch);
       if (tag.epoch === this.#epoch) change = this.#cut(tag, now, cap) ?? change;
-      // After the cut: the pause it starts is what later measures must not span.
-      if (pauseMs > 0) this.#pausedFrom(now + pauseMs);
+      // After the cut: the pause it starts is where the next window's estimate starts.
+      if (pauseMs > 0) this.#windows.pausedFrom(now + pauseMs, this.#sent);
     } else {
       // Remaining is a snapshot taken when this request arrived: the requests sent after it will use
       // some of it. (An older snapshot arriving late says nothing new.)
@@ -209,7 +205,7 @@ export class AdaptiveController {
           // than a full reset (a token bucket's reset is the time until it is full).
           const refill = this.#serverRate === undefined ? Infinity : ((after - info.remaining + 1) * 1000) / this.#serverRate;
           pauseMs = Math.min(info.resetMs, Math.ceil(refill));
-          this.#pausedFrom(now + pauseMs);
+          this.#windows.pausedFrom(now + pauseMs, this.#sent);
         }
       }
       if (tag.epoch === this.#epoch && tag.gen === this.#gen) change = this.#increase(now) ?? change;
@@ -242,33 +238,6 @@ export class AdaptiveController {
     this.#startCurve(ceiling);
     // Authoritative: the rate follows the stated limit, down at once and up at once.
     return this.#set(Math.max(this.#o.minRate, ceiling), "server-limit", now);
-  }
-
-  /** A pause until `until` was advised: later measures start there. */
-  #pausedFrom(until: number): void {
-    if (until <= this.#quietUntil) return;
-    this.#quietUntil = until;
-    this.#pauseSeq = this.#sent;
-    this.#refusedSincePause = 0;
-  }
-
-  /**
-   * The server's rate as a window shows it (Infinity when it cannot): a server that refuses until
-   * its window ends (a fixed window) and says so (Retry-After) accepted, from the end of the last
-   * such pause to the throttled send, what one window holds — and its next window starts after
-   * this pause. So: the requests accepted since the last pause ÷ the time from its end to the end
-   * of this one. (A measure over a few seconds overestimates such a server: it accepts its window
-   * in a burst.) Only for pauses of 2 s or more: Retry-After is in whole seconds, and over a short
-   * window its rounding would make the estimate far too low.
-   */
-  #windowRate(tag: SendTag, pauseMs: number, now: number): number {
-    const from = this.#quietUntil;
-    // Retry-After is in whole seconds: over a short window the rounding would weigh too much.
-    if (!(pauseMs >= WINDOW_HINT_MIN_MS) || from === -Infinity || tag.at < from || tag.epoch !== this.#epoch) return Infinity;
-    // Sent since the pause and before this one, less those refused so far (the rest, answered or
-    // not, were sent before this refusal and count as accepted).
-    const accepted = tag.seq - this.#pauseSeq - this.#refusedSincePause;
-    return Math.max(0, accepted) * 1000 / (now + pauseMs - from);
   }
 
   #cut(tag: SendTag, now: number, cap = Infinity): RateChange | undefined {

@@ -72,23 +72,3 @@ export function cubicRate(known: number, t: number, k: number, decrease: number)
 export function cutFactor(decrease: number, measured: number, rate: number): number {
   return measured >= SMALL_OVERSHOOT * rate ? 1 - (1 - decrease) / 2 : decrease;
 }
-
-/** A server's delay at least this long (ms) is read as its window: probes come no faster than it. */
-export const WINDOW_HINT_MIN_MS = 2000;
-/** The longest window inferred (a day, the longest `probeInterval`). */
-export const WINDOW_HINT_MAX_MS = 86_400_000;
-
-/**
- * The window a throttle's delay hints at, ms (0 for none): a fixed or rolling window refuses until
- * its end, so a Retry-After (or reset) of d ms says the window is at least d. Rounded up to whole
- * seconds, as Retry-After is.
- *
- * @example
- * ```ts
- * windowHint(41_200); // 42000: a per-minute window, seen with 41 s left
- * ```
- */
-export function windowHint(delayMs: number | undefined): number {
-  if (delayMs === undefined || !(delayMs >= WINDOW_HINT_MIN_MS)) return 0;
-  return Math.min(WINDOW_HINT_MAX_MS, Math.ceil(delayMs / 1000) * 1000);
-}
