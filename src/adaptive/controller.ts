@@ -4,10 +4,11 @@
  * testable in virtual time. `AdaptiveLimiter` applies its rate to a limiter.
  *
  * Design (see the README's "Adaptive rate"; TCP's congestion control translated to a request rate):
- * - **Slow start.** With nothing known it starts at `initialRate` and doubles once per probe step
+ * - **Slow start.** With nothing known it starts at `initialRate` and doubles every 0.6 probe step
  *   (`probeInterval`), only on the answer to a request sent at the current rate (so each doubling is
  *   confirmed by the server) and only while callers wait (a client that does not use its rate learns
- *   nothing from it). Told a limit (`maxRate`), it starts there and never exceeds it.
+ *   nothing from it). Told a limit (`maxRate`), it starts there and never exceeds it; after a cut,
+ *   that limit is in doubt until the server accepts a second's worth sent at it (`confirmed`).
  * - **One cut per overload event.** Each request is tagged at its send with the current `epoch`. A
  *   throttle (429, or 503 with a delay) whose request was sent in the current epoch cuts once and
  *   starts a new epoch; throttles of requests sent before that cut (the same event, seen late) never
@@ -15,12 +16,15 @@
  *   The cut is sized by what the server accepted over the last seconds (see `SendLog.measured`):
  *   `decrease` × that, or half as deep when it accepted nearly everything (a small overshoot).
  * - **Search.** Slow start's cut measures the server roughly (at a rate it had only just doubled
- *   to), so the rate then steps up 10 % a step until the next throttle, which pins the limit.
+ *   to), so the rate then steps up 10 % a step until the next throttle, which pins the limit. A cut
+ *   far below a rate that had held (or the first cut of a told limit) searches back up the same way,
+ *   to `decrease` × that rate and no further.
  * - **Recover, then probe.** After a later cut the rate follows a cubic curve back to the last rate
  *   known to work, dwells there, then probes past it, faster the longer no throttle comes (a raised
  *   limit is found eventually). Every increase needs waiting callers and a probe step since the last
  *   change; the step is never shorter than the server's window — stated (RateLimit-Policy `w`) or
- *   inferred from a long Retry-After — as a probe faster than the window measures nothing.
+ *   inferred from a long Retry-After (`PauseWindows`) — as a probe faster than the window measures
+ *   nothing; behind such a pause a cut is sized by what one window accepted.
  * - **Server headers are authoritative.** A stated limit (RateLimit-Policy `q`/`w`, or a limit with
  *   a known `limitWindow`) becomes the ceiling and, until a throttle says otherwise, the rate:
  *   no probing above it. A reported `remaining` is a snapshot: the requests still in flight are
@@ -302,7 +306,7 @@ export class AdaptiveController {
       // The first cut of a told limit is no measure of the server either: the told rate may be
       // right and only its shape wrong (a window's burst against a `limit_req`).
       const told = this.#epoch === 1 && rate >= this.#maxRate;
-      if (told || (next < DEEP_CUT * cap && now - this.#stableSince >= HELD_STEPS * this.step)) {
+      if (next < cap && (told || (next < DEEP_CUT * cap && now - this.#stableSince >= HELD_STEPS * this.step))) {
         this.#phase = "search";
         this.#searchCap = cap;
         this.#searchFrom = next;
