@@ -49,7 +49,7 @@ import { rejectAll } from "./gate-fail.ts";
 import { GateTimer } from "./gate-timer.ts";
 import type { Policy } from "./policy.ts";
 import { simulate, TailCache } from "./predict.ts";
-import { amountAt, conflictsUntil, newEpoch, reserve, type Reservations, scanQueues } from "./scan.ts";
+import { amountAt, conflictsUntil, newEpoch, reserve, type Reservations, type ScanReport, scanQueues } from "./scan.ts";
 import { RESOLVED, settleInOrder, stamped, startTask } from "./settle.ts";
 import { abortReason, unwatch, watch } from "./signals.ts";
 import { abortedAt, grantedInScan } from "./stats.ts";
@@ -83,6 +83,15 @@ export class Gate extends GateTimer {
   #tail: TailCache | undefined = undefined;
   /** True when a waiter holds policies (no reserved time) as of the last scan or enqueue. */
   #holding = false;
+  /**
+   * True when {@link Gate.reserved} holds a reservation of a front stopped only by earlier
+   * reservations: one of this instant and state (see "reservation refresh" in the module note).
+   */
+  #conflicts = false;
+  /** The time of the last scan; `NaN` once a take outside a scan may have changed a reservation. */
+  #scannedAt = NaN;
+  /** Filled by each scan (one object per gate, not one per scan). */
+  readonly #report: ScanReport = { conflicted: false };
 
   /** The gate that currently owns this domain (gates merge when limiters are combined). */
   root(): Gate {
@@ -97,6 +106,7 @@ export class Gate extends GateTimer {
     this.reserved = NO_RESERVATIONS;
     this.#tail = undefined;
     this.#holding = false;
+    this.#conflicts = false;
     rejectAll(this.active, error);
   }
 
@@ -124,6 +134,7 @@ export class Gate extends GateTimer {
   ): boolean {
     if (queue.size > 0) return false;
     const policies = queue.policies;
+    this.refresh(policies, now, amounts);
     if (this.isHeld(policies, amounts)) return false;
     for (let i = 0; i < policies.length; i++) {
       const n = amountAt(amounts, i, permits);
@@ -135,10 +146,30 @@ export class Gate extends GateTimer {
       if (n !== 0) policies[i]!.take(n, now, hold);
     }
     this.#tail = undefined;
-    // The take delayed no reservation, so those stand as they are; a waiter that holds policies
-    // instead (no reserved time) may now be stopped by what this took: recompute.
+    // The take delayed no reservation; those of fronts stopped by their own policies stand as they
+    // are, those of conflicted fronts may change (recomputed before they are next read: see
+    // `refresh`). A waiter that holds policies instead (no reserved time) may now be stopped by what
+    // this took: recompute.
+    if (this.#conflicts) this.#scannedAt = NaN;
     if (this.active.size > 0 && this.#holding) this.scan(now);
     return true;
+  }
+
+  /**
+   * Rescans at `now` when a decision about a request on `policies` would read a reservation that may
+   * be stale: a conflicted front's (see "reservation refresh" in the module note), reserved on one of
+   * these policies, computed at another instant or before a take. Nothing to do otherwise: the other
+   * reservations are the same at any instant until the next scan.
+   */
+  refresh(policies: readonly Policy[], now: number, amounts: readonly number[] | null = null): void {
+    if (!this.#conflicts || this.#scannedAt === now) return;
+    const reserved = this.reserved;
+    for (let i = 0; i < policies.length; i++) {
+      if (amountAt(amounts, i, 1) !== 0 && reserved.has(policies[i]!)) {
+        this.scan(now);
+        return;
+      }
+    }
   }
 
   /**
@@ -222,8 +253,13 @@ export class Gate extends GateTimer {
       return promise;
     }
     // At the front and last in arrival order: hold what stops it, and arm if that changes sooner.
-    // (What `scanQueues` does for a stopped head, done for this one alone.)
+    // (What `scanQueues` does for a stopped head, done for this one alone, against reservations that
+    // must be those of this instant: see `refresh`.)
     const policies = queue.policies;
+    if (this.#conflicts && this.#scannedAt !== now) {
+      this.scan(now);
+      return promise;
+    }
     const epoch = this.epoch;
     let changeAt = Infinity;
     let due = now;
@@ -252,6 +288,11 @@ export class Gate extends GateTimer {
         return promise;
       }
       if (this.reserved === NO_RESERVATIONS) this.reserved = new Map();
+      if (until !== -Infinity) {
+        // Of this instant; the others were fresh here (else the rescan above), so all of them are now.
+        this.#conflicts = true;
+        this.#scannedAt = now;
+      }
       reserve(policies, permits, Math.max(due, until), this.reserved, amounts);
     }
     if (changeAt < this.timerAt) this.arm(changeAt, now);
@@ -311,6 +352,8 @@ export class Gate extends GateTimer {
     const epoch = newEpoch();
     this.epoch = epoch;
     this.reserved = NO_RESERVATIONS;
+    this.#conflicts = false;
+    this.#scannedAt = now;
     if (this.active.size > 0) {
       this.reserved = new Map();
       wake = scanQueues([...this.active], now, epoch, (q) => {
@@ -323,7 +366,8 @@ export class Gate extends GateTimer {
         if (waiter.signal !== undefined) unwatch(waiter);
         waiter.granted(now);
         (granted ??= []).push(waiter);
-      }, this.reserved);
+      }, this.reserved, this.#report);
+      this.#conflicts = this.#report.conflicted;
     }
     this.#holding = false;
     for (const queue of this.active) {

@@ -122,11 +122,29 @@ export function reserve(
   }
 }
 
+/** What a pass reports besides its wake time (see {@link scanQueues}). */
+export interface ScanReport {
+  /**
+   * True when a head left stopped reserves a time only because earlier reservations stop it (its own
+   * policies allow it now): such a reservation is of this instant and this state (see the module note
+   * of `gate.ts`, "reservation refresh"), so the gate recomputes it before the next decision that
+   * reads it at another instant or after a take.
+   */
+  conflicted: boolean;
+}
+
 /**
  * One pass of the grant rule at `now` over `queues` (see the module note of `gate.ts`). Calls
  * `grant(queue)` for each head granted, in arrival order, after taking its permits; fills `reserved`
  * with the reservations of the heads it stops. Returns the next time the outcome can change, or
  * `Infinity`: the earliest instant at which any stopped head's binding policy frees up.
+ *
+ * Reservations are always those of the current state: a grant after a head stopped only by earlier
+ * reservations (a "conflicted" head, whose reservation depends on what is taken) starts the pass over,
+ * so that head's reservation is recomputed after the take — the take may leave its own policies
+ * short now, and it then reserves its own time instead (see "reservation refresh" in `gate.ts`).
+ * A head stopped by its own policies keeps its reservation through later grants (they were checked
+ * not to delay it past that time, so its own time stays the same), hence no restart for those.
  *
  * A head stopped only by an earlier reservation has no time of its own to wait for: it is granted when
  * that earlier waiter is (a later take never frees what a reservation needs, and the passing of time
@@ -139,6 +157,7 @@ export function scanQueues(
   epoch: number,
   grant: (queue: ScanQueue) => void,
   reserved: Reservations,
+  report?: ScanReport,
 ): number {
   let heap = queues.filter((q) => !q.isEmpty());
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
@@ -147,6 +166,8 @@ export function scanQueues(
   let wake = Infinity;
   /** The latest arrival among the heads stopped so far in this pass. */
   let stoppedSeq = -Infinity;
+  /** True once a head stopped only by earlier reservations was passed in this pass. */
+  let conflicted = false;
   while (heap.length > 0) {
     const queue = heap[0]!;
     const permits = queue.headPermits();
@@ -187,10 +208,13 @@ export function scanQueues(
         if (at < wake) wake = at;
       }
       if (queue.isEmpty()) popRoot(heap);
-      else if (queue.headSeq() < stoppedSeq) {
-        // Its new front (an older waiter a priority had passed) arrived before heads already stopped
-        // in this pass: it goes before them, so the pass starts over (their reservations and holds
-        // are redone after it). Only priorities cause this; each restart follows a grant.
+      else siftDown(heap, 0);
+      if (conflicted || (!queue.isEmpty() && queue.headSeq() < stoppedSeq)) {
+        // The pass starts over (the reservations and holds of the heads already stopped are redone
+        // after this grant) when (a) a head stopped only by earlier reservations was passed: this
+        // take may have changed its reservation (see the note above); or (b) the queue's new front (an
+        // older waiter a priority had passed) arrived before heads already stopped in this pass: it
+        // goes before them. Each restart follows a grant, so the pass ends.
         reserved.clear();
         for (let j = 0; j < holding.length; j++) {
           for (const policy of holding[j]!.policies) if (policy.heldEpoch === epoch) policy.heldEpoch = 0;
@@ -198,9 +222,10 @@ export function scanQueues(
         holding.length = 0;
         wake = Infinity;
         stoppedSeq = -Infinity;
+        conflicted = false;
         heap = queues.filter((q) => !q.isEmpty());
         for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
-      } else siftDown(heap, 0);
+      }
       continue;
     }
     const seq = queue.headSeq();
@@ -216,10 +241,12 @@ export function scanQueues(
       }
       holding.push(queue);
     } else {
+      if (until !== -Infinity) conflicted = true;
       reserve(policies, permits, Math.max(due, until), reserved, amounts);
     }
     popRoot(heap);
   }
+  if (report !== undefined) report.conflicted = conflicted;
   return wake;
 }
 
