@@ -8,6 +8,8 @@ import { conflictScenario, HORIZON, makeLimiter, maxPermits, overtaken, runReal,
 
 /** `SLUICE_MODEL_RUNS=3000` runs the model comparison longer (to hunt rare mismatches). */
 const modelRuns = Number(process.env.SLUICE_MODEL_RUNS ?? 300);
+/** The default 30 s per test, scaled for longer runs. */
+const modelTimeout = Math.max(30_000, modelRuns * 100);
 
 /**
  * Seed 1534039877's counterexample (a flake before reservations were refreshed): windows 5/1000 (0)
@@ -97,7 +99,7 @@ describe("properties against the reference model (random arrivals, sizes, aborts
       "conflicted reservation recomputed later": 0, // printed with SLUICE_REACH=1 only: too rare for a 5σ floor
       "rescan before a decision": 10 * k,
     });
-  });
+  }, modelTimeout);
 
   test("grant times and aborts match the naive reference model exactly", async () => {
     const reach = new Reach("gate = reference model");
@@ -114,7 +116,7 @@ describe("properties against the reference model (random arrivals, sizes, aborts
     // The starvation layouts with loops are generated, and later requests do pass a waiting combination.
     const k = modelRuns / 300;
     reach.atLeast({ "starvation layout": 30 * k, "combination overtaken": 15 * k });
-  });
+  }, modelTimeout);
 
   test("a combination waiting beside loops on its members is granted by its reservation: no starvation", async () => {
     let reached = 0;
