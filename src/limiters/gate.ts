@@ -56,10 +56,7 @@ export class Gate extends GateTimer {
   #tail: TailCache | undefined = undefined;
   /** True when a waiter holds policies (no reserved time) as of the last scan or enqueue. */
   #holding = false;
-  /**
-   * True when {@link Gate.reserved} holds a reservation of a front stopped only by earlier
-   * reservations: one of this instant and state (see "reservation refresh" in `scan.ts`).
-   */
+  /** True when `reserved` has a conflicted front's reservation (see "reservation refresh" in `scan.ts`). */
   #conflicts = false;
   /** The time of the last scan; `NaN` once a take outside a scan may have changed a reservation. */
   #scannedAt = NaN;
@@ -119,10 +116,8 @@ export class Gate extends GateTimer {
       if (n !== 0) policies[i]!.take(n, now, hold);
     }
     this.#tail = undefined;
-    // The take delayed no reservation; those of fronts stopped by their own policies stand as they
-    // are, those of conflicted fronts may change (recomputed before they are next read: see
-    // `refresh`). A waiter that holds policies instead (no reserved time) may now be stopped by what
-    // this took: recompute.
+    // The take delayed no reservation; a conflicted front's may change (see `refresh`). A waiter that
+    // holds policies instead (no reserved time) may now be stopped by what this took: recompute.
     if (this.#conflicts) this.#scannedAt = NaN;
     if (this.active.size > 0 && this.#holding) this.scan(now);
     return true;
@@ -226,8 +221,7 @@ export class Gate extends GateTimer {
       return promise;
     }
     // At the front and last in arrival order: hold what stops it, and arm if that changes sooner.
-    // (What `scanQueues` does for a stopped head, done for this one alone, against reservations that
-    // must be those of this instant: see `refresh`.)
+    // (What `scanQueues` does for a stopped head, done for this one alone, on fresh reservations.)
     const policies = queue.policies;
     if (this.#conflicts && this.#scannedAt !== now) {
       this.scan(now);

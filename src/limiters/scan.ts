@@ -165,7 +165,15 @@ export function reserve(
   }
 }
 
-/** What a pass reports besides its wake time (see {@link scanQueues}). */
+/**
+ * What a pass reports besides its wake time (see {@link scanQueues}).
+ *
+ * @example
+ * ```ts
+ * const report: ScanReport = { conflicted: false };
+ * scanQueues(queues, now, newEpoch(), grant, reserved, report); // report.conflicted: refresh before reuse
+ * ```
+ */
 export interface ScanReport {
   /**
    * True when a head left stopped reserves a time only because earlier reservations stop it (its own
