@@ -19,14 +19,15 @@
  * on another limiter may take room it was predicted to use (a known limitation, stated in the README
  * "How it works" and on `maxWait`: its prediction is then exceeded).
  * So a later request on another channel still flows when it does not delay W (W waits for its own
- * channel; the overall limit has room for both), and otherwise queues. A stopped waiter's time never
- * moves later because of a later request, so the earliest stopped waiter of the domain is granted by
- * its T, then the next one becomes the earliest: nobody starves — not a combination beside callers
- * looping on each of its members (the waiter no longer lets go of one limit while it waits for the
- * other), not a large request behind a stream of small ones. Earlier waiters do go first: a waiter's
- * T may move later when an earlier one is granted (and later requests are checked against each
- * reservation on its own, so their takes plus an earlier waiter's may together delay a waiter that
- * shares a limit with both: late, never starved).
+ * channel; the overall limit has room for both), and otherwise queues. A later request never pushes
+ * a stopped waiter past its T, and the earliest stopped waiter of the domain has no earlier
+ * reservation to wait for (its T is its own time), so it is granted by its T, then the next one
+ * becomes the earliest: nobody starves — not a combination beside callers looping on each of its
+ * members (the waiter no longer lets go of one limit while it waits for the other), not a large
+ * request behind a stream of small ones. Earlier waiters do go first: a waiter's T may move later when
+ * an earlier one is granted (and later requests are checked against each reservation on its own, so
+ * their takes plus an earlier waiter's may together delay a waiter that shares a limit with both, or
+ * make a conflicted waiter, below, wait for one more earlier reservation: late, never starved).
  * A waiter with no finite T (it waits for in-flight work to complete: `countFrom: "completion"`), or
  * stuck behind one, falls back to holding the policies that stop it, which nobody else may take.
  * Reserved times are fixed and permits taken stay counted past them, so the passing of time alone
