@@ -47,19 +47,36 @@ const STALE_AFTER_TAKE: Scenario = {
   ],
 };
 
+/**
+ * The same layout with two loop requests at 1000, which queue one behind the other on [1]: in the
+ * pass at 1050 the first is granted after the conflicted waiter reserved 2000, and leaves it short
+ * until 1150; the second, now at the front, is decided in the same pass — against 1150, so it waits
+ * until then. (Without the pass starting over after that grant, it read the 2000 and went at 1050.)
+ */
+const STALE_IN_PASS: Scenario = {
+  ...STALE_RESERVATION,
+  requests: [...STALE_RESERVATION.requests, { arrival: 1000, queue: 2, permits: 1 }],
+};
+
 describe("properties against the reference model (random arrivals, sizes, aborts and channels)", () => {
   test("a reservation is recomputed after a take that leaves its waiter short (seed 1534039877, pinned)", async () => {
     const counts = { shrank: 0, grew: 0 };
     const expected = simulate(STALE_RESERVATION.policies, STALE_RESERVATION.queues, STALE_RESERVATION.requests, HORIZON, 1000, counts);
     expect(await runReal(STALE_RESERVATION)).toEqual(expected);
     // 0 at 0; [0]'s 4 at 2000 (window 0 frees at 1000, then [0,1]'s 2 at 1000 hold it until 2000);
-    // [0,1]'s second 2 after that, at 3000; the loop on [1] every 100 ms but 1100, which waits
-    // until 1150 for [0,1]'s reservation of its own time.
+    // [0,1]'s second 2 after that, at 3000; the loop on [1] as it arrives but 1000 (granted at
+    // 1050, see above) and 1100, which waits until 1150 for [0,1]'s reservation of its own time.
     expect(expected).toEqual([
       { grantedAt: 3000 }, { grantedAt: 1000 }, { grantedAt: 0 }, { grantedAt: 2000 },
       ...[500, 600, 700, 800, 900, 1050, 1150].map((grantedAt) => ({ grantedAt })),
     ]);
     expect(counts.shrank).toBeGreaterThan(0);
+  });
+
+  test("a pass starts over after a grant that follows a conflicted waiter", async () => {
+    const expected = simulate(STALE_IN_PASS.policies, STALE_IN_PASS.queues, STALE_IN_PASS.requests, HORIZON);
+    expect(await runReal(STALE_IN_PASS)).toEqual(expected);
+    expect([expected[9], expected[11]]).toEqual([{ grantedAt: 1050 }, { grantedAt: 1150 }]); // the two of 1000
   });
 
   test("a reservation is recomputed after a take outside a pass, before the next request reads it", async () => {
