@@ -24,7 +24,7 @@ import {
 } from "../validate.ts";
 import { RetryBudget, type RetryBudgetOptions } from "./budget.ts";
 import { HTTP_DEFAULTS } from "./defaults.ts";
-import type { NoRetryReason, RetryPolicy } from "./retry.ts";
+import type { NoRetryReason, RetryPolicy, RetryVerdict } from "./retry.ts";
 import { concurrencyFor } from "./slots.ts";
 import { type Cost, resolveCosts, type ResolvedCosts, type SettleFunction } from "./costs.ts";
 
@@ -118,10 +118,30 @@ export interface RetryOptions {
   budget?: RetryBudget | RetryBudgetOptions | false;
   /**
    * Overrides the retry rule for one outcome: `true` retry, `false` don't, `undefined` use the
-   * rule. It cannot lift the hard limits (`limit`, streamed bodies, `maxRetryAfter`, `totalTimeout`,
-   * budget).
+   * rule, or `{ retryAfter: ms }` — retry, the server asked for this delay in a way the fetch does
+   * not read (a 403 whose body names a rate limit): the retry then counts like a 429 with that
+   * Retry-After (the limiter pauses for it, `onThrottle` is told, no retry budget is spent; past
+   * `maxRetryAfter` it is not retried). It cannot lift the hard limits (`limit`, streamed bodies,
+   * `maxRetryAfter`, `totalTimeout`, budget).
+   * @example
+   * ```ts
+   * shouldRetry: ({ response }) => response?.status === 403 && response.headers.get("x-ratelimit-remaining") === "0"
+   *   ? { retryAfter: 60_000 } : undefined,
+   * ```
    */
-  shouldRetry?: (context: RetryContext) => boolean | undefined | PromiseLike<boolean | undefined>;
+  shouldRetry?: (context: RetryContext) => RetryVerdict | PromiseLike<RetryVerdict>;
+  /**
+   * With a limiter of named dimensions (`combine({ requests, concurrent })`, per key with a
+   * `KeyedLimiter`): the dimensions a server's delay or exhausted quota pauses; the others keep
+   * granting to whoever else shares them. Names a combination lacks are skipped; when it has none
+   * of them, the whole limiter pauses. @default every dimension (the whole limiter)
+   * @example
+   * ```ts
+   * // A 429 on one model pauses its requests, not the slots shared with other models.
+   * retry: { pauseDimensions: ["requests", "tokens"] },
+   * ```
+   */
+  pauseDimensions?: readonly string[];
   /**
    * Overrides the delay before a retry, in ms; `undefined` keeps the computed one. It can shorten
    * the backoff but never the server's delay.
@@ -433,6 +453,14 @@ function methodList(value: unknown): ReadonlySet<string> {
   return new Set(value.map((m: string) => m.toUpperCase()));
 }
 
+function dimensionList(value: unknown): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.length === 0 || value.some((d) => typeof d !== "string" || d === "")) {
+    throw new TypeError(`\`retry.pauseDimensions\` must be a non-empty array of dimension names, got ${describeValue(value)}`);
+  }
+  return [...value as string[]];
+}
+
 function statusList(value: unknown): ReadonlySet<number> {
   if (!Array.isArray(value) || value.some((s) => !Number.isInteger(s) || s < 100 || s > 599)) {
     throw new TypeError(`\`retry.statusCodes\` must be an array of HTTP statuses (100–599), got ${describeValue(value)}`);
@@ -531,6 +559,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     statusCodes: statusList(r.statusCodes ?? d.statusCodes),
     maxRetryAfter,
     backoff: { base, cap },
+    pauseDimensions: dimensionList(r.pauseDimensions),
   };
 
   const resolved: Omit<ResolvedOptions, "lean"> = {

@@ -140,3 +140,36 @@ export function pauseFor(
   const tooLong = fromServer && requested > policy.maxRetryAfter;
   return { ms: tooLong ? 0 : requested, reason, requested, tooLong };
 }
+
+/** The part of a limiter {@link pauseLimiter} uses: `pause`, and a combination's named members. */
+interface Pausable {
+  pause(ms: number, reason?: string): void;
+  readonly dimensionNames?: readonly string[] | null;
+  readonly members?: readonly Pausable[];
+}
+
+/**
+ * Pauses `limiter` for `ms` — only its dimensions named in `dimensions` when it is a combination
+ * of named members (`combine({ requests, tokens })`) that has some of them: the other dimensions
+ * keep granting to the other combinations that share them (GitHub's concurrency cap, shared by
+ * every resource). Names the combination lacks are skipped; with none of them (or no
+ * `dimensions`), the whole limiter pauses, so a pause is never lost.
+ *
+ * @example
+ * ```ts
+ * pauseLimiter(combine({ requests: search, concurrent }), 60_000, ["requests"]); // only `search` pauses
+ * ```
+ */
+export function pauseLimiter(limiter: Pausable, ms: number, dimensions: readonly string[] | undefined): void {
+  const names = dimensions === undefined ? null : limiter.dimensionNames ?? null;
+  let paused = false;
+  if (names !== null && limiter.members !== undefined) {
+    for (let i = 0; i < names.length; i++) {
+      if (dimensions!.includes(names[i]!)) {
+        limiter.members[i]!.pause(ms);
+        paused = true;
+      }
+    }
+  }
+  if (!paused) limiter.pause(ms);
+}

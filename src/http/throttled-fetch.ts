@@ -36,7 +36,7 @@ import { attemptInit, callerSignalOf, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
 import type { SendTag } from "../adaptive/controller.ts";
 import { type Admission, admitAdaptive, mustPace } from "../adaptive/rates.ts";
-import { pauseFor, readServerSignals } from "./throttle.ts";
+import { pauseFor, pauseLimiter, readServerSignals } from "./throttle.ts";
 import { anySignal, sleep, startTimer, type Timer, untilAborted } from "./timers.ts";
 import { applySettle, asCostError, AttemptHold, checkCostResult, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
 import type { ScheduleOptions } from "../limiters/limiter.ts";
@@ -446,7 +446,7 @@ function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: A
     const pauseBase = pause.ms > 0 && limiter !== undefined &&
       (!ctx.adaptive || (pause.reason === "throttled" && signals.delay !== undefined));
     if (pauseBase) {
-      limiter.pause(pause.ms);
+      pauseLimiter(limiter, pause.ms, config.policy.pauseDimensions);
       paused = pause.ms;
     }
     if (ctx.adaptive) paused = Math.max(paused, ctx.adaptivePause);
@@ -481,6 +481,14 @@ async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: Att
       shouldRetry: shouldRetry && (() => shouldRetry(context())),
       delay: delay && ((computed) => delay({ ...context(), computed })),
     });
+    // `shouldRetry` said the server timed this retry ({ retryAfter }): every caller waits for it,
+    // as for a Retry-After the fetch read itself.
+    const timed = decision.retry ? decision.timedByHook : undefined;
+    if (timed !== undefined && timed > paused && ctx.limiter !== undefined) {
+      pauseLimiter(ctx.limiter, timed, config.policy.pauseDimensions);
+      paused = timed;
+      config.onThrottle?.({ request: ctx.call.request, response: response!, attempt, key: ctx.key, reason: "throttled", delay: timed, paused });
+    }
     return conclude(config, ctx, decision, paused);
   } catch (error) {
     // A hook threw: the call fails with its error, and the response's socket is freed.
