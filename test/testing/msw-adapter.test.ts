@@ -11,7 +11,7 @@ import { anthropicHandler, githubHandler, openaiHandler, simulatedHandler } from
 import { github, openai } from "../../src/vendors.ts";
 
 const msw = setupServer();
-beforeAll(() => msw.listen({ onUnhandledRequest: "error" }));
+beforeAll(() => msw.listen({ onUnhandledFrame: "error" }));
 afterEach(() => msw.resetHandlers());
 afterAll(() => msw.close());
 
