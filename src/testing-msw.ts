@@ -43,6 +43,7 @@ import { GitHubSimulator, type GitHubSimulatorOptions } from "./testing/github.t
  * ```
  */
 export interface MswHttp<H> {
+  /** Makes a handler of every method for requests matching `path` (msw's `http.all`). */
   all(path: string, resolver: (info: { request: Request }) => Response | Promise<Response>): H;
 }
 

@@ -11,7 +11,7 @@ import { combine } from "../limiters/combine.ts";
 import { ConcurrencyLimiter } from "../limiters/concurrency.ts";
 import { KeyedLimiter } from "../limiters/keyed.ts";
 import { WindowLimiter } from "../limiters/window.ts";
-import { nonNegativeFinite, positiveInteger } from "../validate.ts";
+import { nonNegativeFinite, optionsObject, positiveInteger } from "../validate.ts";
 import { githubWaitMs, readBodyPrefix, readGitHubHeaders } from "./github-headers.ts";
 import { GITHUB_LIMITS } from "./github-limits.ts";
 import { bodyText, type Cost, MINUTE, profileOptions, type VendorProfile } from "./profile.ts";
@@ -40,7 +40,11 @@ export type GitHubProfileResource = "core" | "graphql" | "search" | "code_search
 export interface GitHubProfileOptions {
   /** `core` requests per hour: 5,000 for a user token (60 unauthenticated, 15,000 on Enterprise Cloud, 1,000 for `GITHUB_TOKEN`). @default 5000 */
   readonly core?: number;
-  /** `graphql` requests per hour (a request costs at least one point; the headers correct the rest). @default 5000 */
+  /**
+   * `graphql` points per hour, each request budgeted at one point (its least cost): a costlier query
+   * is not counted here, and GitHub's `x-ratelimit-remaining: 0` then pauses the budget until the
+   * reset. @default 5000
+   */
   readonly graphql?: number;
   /** Search requests per minute (code search excepted): 30 authenticated, 10 unauthenticated. @default 30 */
   readonly search?: number;
@@ -121,11 +125,16 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   const at = clock === undefined ? {} : { clock };
   const primary: Record<GitHubProfileResource, WindowLimiter> = {
     core: new WindowLimiter({ limit: positiveInteger("core", o.core ?? GITHUB_LIMITS.primaryPerHour.user), interval: HOUR, ...at }),
-    graphql: new WindowLimiter({ limit: positiveInteger("graphql", o.graphql ?? GITHUB_LIMITS.primaryPerHour.user), interval: HOUR, ...at }),
+    graphql: new WindowLimiter({ limit: positiveInteger("graphql", o.graphql ?? GITHUB_LIMITS.graphqlPointsPerHour), interval: HOUR, ...at }),
     search: new WindowLimiter({ limit: positiveInteger("search", o.search ?? GITHUB_LIMITS.searchPerMinute), interval: MINUTE, ...at }),
     code_search: new WindowLimiter({ limit: positiveInteger("codeSearch", o.codeSearch ?? GITHUB_LIMITS.codeSearchPerMinute), interval: MINUTE, ...at }),
   };
-  const content = o.contentCreating ?? {};
+  const content = optionsObject("contentCreating", o.contentCreating);
+  for (const name of Object.keys(content)) {
+    if (name !== "perMinute" && name !== "perHour") {
+      throw new TypeError(`\`contentCreating.${name}\` is not an option of github() (known: perMinute, perHour)`);
+    }
+  }
   const maxConcurrent = positiveInteger("maxConcurrent", o.maxConcurrent ?? GITHUB_LIMITS.maxConcurrent);
   const concurrent = new ConcurrencyLimiter({ limit: maxConcurrent, ...at });
   const writesPerMinute = new WindowLimiter({

@@ -202,6 +202,9 @@ describe("github()", () => {
     expect(() => github({ contentCreating: { perMinute: -1 } })).toThrow(/`contentCreating.perMinute` must be a positive integer, got -1/);
     expect(() => github({ maxRetryAfter: -5 })).toThrow(/`maxRetryAfter`/);
     expect(() => github({ cores: 1 } as never)).toThrow(/`cores` is not an option of github\(\)/);
+    expect(() => github({ contentCreating: 5 as never })).toThrow(new TypeError("`contentCreating` must be an object, got 5"));
+    expect(() => github({ contentCreating: { perMin: 5 } as never }))
+      .toThrow(new TypeError("`contentCreating.perMin` is not an option of github() (known: perMinute, perHour)"));
   });
 
   test("keys by resource; content-creating requests (and GraphQL mutations) also count as writes", async () => {
