@@ -76,8 +76,10 @@ const body = [
   "",
   "The 403s are one burst: the writes in flight when the first refusal came. Every caller of the refused",
   "resource (`x-ratelimit-resource: core`) then pauses (nothing is sent to it until the retry-after runs out;",
-  "searches go on), the writes budget drops to the 20 a minute GitHub accepted, and the refused calls are",
-  "retried in their place, as server-timed retries that spend no retry budget.",
+  "other resources are not held back — here the searches were done before the refusal), the writes budget",
+  "drops to the 20 a minute GitHub accepted, and the refused calls are retried in their place, as",
+  "server-timed retries that spend no retry budget. `test/vendors/github-resources.test.ts` shows core",
+  "flowing while search is paused.",
 ].join("\n");
 const section = marked("vendors", body);
 
