@@ -9,6 +9,10 @@
  * request is rejected. Delays longer than `maxRetryAfter` pause nobody: the server's
  * response goes back to the caller instead of the whole client stalling for hours.
  *
+ * What pauses is the attempt's limiter — or, with `retry.pauseDimensions`, only those named members
+ * of it ({@link pauseLimiter}): a combination of a resource's budget and slots shared with other
+ * resources pauses the budget, and the other resources keep their slots.
+ *
  * Two loops apply these decisions, the same way: the throttled fetch (`throttled-fetch.ts`) and the
  * undici interceptor (`integrations/undici/`), which reads undici's raw headers through a
  * `HeadersLike` view.
