@@ -57,7 +57,7 @@ export type FetchInput = string | URL | Request;
  * // GitHub answers an exhausted quota with 403: retry it like a 429, at the reset (epoch seconds).
  * const shouldRetry = ({ response }: RetryContext) =>
  *   response?.status === 403 && response.headers.get("x-ratelimit-remaining") === "0"
- *     ? { retryAfter: Number(response.headers.get("x-ratelimit-reset")) * 1000 - Date.now() + 1000 }
+ *     ? { retryAfter: Math.max(0, Number(response.headers.get("x-ratelimit-reset")) * 1000 - Date.now() + 1000) }
  *     : undefined;
  * ```
  */
