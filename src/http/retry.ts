@@ -30,6 +30,7 @@
  * @module
  */
 import type { RetryBudget } from "./budget.ts";
+import { nonNegativeFinite } from "../validate.ts";
 
 /** The settings the decision reads (resolved from `RetryOptions` and `DEFAULTS`). */
 export interface RetryPolicy {
@@ -277,9 +278,5 @@ function hookDelay(verdict: unknown): number | undefined {
   if (typeof verdict !== "object" || verdict === null) {
     throw new TypeError(`\`retry.shouldRetry\` must return true, false, undefined or { retryAfter }, got ${String(verdict)}`);
   }
-  const ms = (verdict as { retryAfter?: unknown }).retryAfter;
-  if (typeof ms !== "number" || !(ms >= 0) || !Number.isFinite(ms)) {
-    throw new RangeError(`\`retry.shouldRetry\`'s \`retryAfter\` must be a non-negative finite number of ms, got ${String(ms)}`);
-  }
-  return Math.ceil(ms);
+  return Math.ceil(nonNegativeFinite("retry.shouldRetry().retryAfter", (verdict as { retryAfter?: unknown }).retryAfter));
 }

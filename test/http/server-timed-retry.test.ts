@@ -61,9 +61,13 @@ describe("decideRetry() with a { retryAfter } verdict", () => {
   });
 
   test("a bad verdict is an error naming the hook and the value", async () => {
-    for (const bad of [-1, Number.NaN, Infinity, "5", undefined]) {
-      await expect(decideRetry(input({ outcome: response(403), shouldRetry: () => ({ retryAfter: bad as number }) })))
-        .rejects.toThrow(new RangeError(`\`retry.shouldRetry\`'s \`retryAfter\` must be a non-negative finite number of ms, got ${String(bad)}`));
+    for (const [bad, shown] of [[-1, "-1"], [Number.NaN, "NaN"], [Infinity, "Infinity"]] as const) {
+      await expect(decideRetry(input({ outcome: response(403), shouldRetry: () => ({ retryAfter: bad }) })))
+        .rejects.toThrow(new RangeError(`\`retry.shouldRetry().retryAfter\` must be a non-negative finite number, got ${shown}`));
+    }
+    for (const bad of ["5", undefined]) {
+      await expect(decideRetry(input({ outcome: response(403), shouldRetry: () => ({ retryAfter: bad as unknown as number }) })))
+        .rejects.toThrow(/^`retry.shouldRetry\(\).retryAfter` must be a number/);
     }
     await expect(decideRetry(input({ outcome: response(403), shouldRetry: () => null as unknown as boolean })))
       .rejects.toThrow(new TypeError("`retry.shouldRetry` must return true, false, undefined or { retryAfter }, got null"));
