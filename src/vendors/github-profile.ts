@@ -56,8 +56,9 @@ export interface GitHubProfileOptions {
   readonly contentCreating?: { readonly perMinute?: number; readonly perHour?: number };
   /**
    * The longest wait (ms) after which a refused call is retried; a longer one (an hour to a primary
-   * reset) resolves the call with GitHub's 403/429 — the budgets stay paused for every caller either
-   * way. The default lets the doubling secondary waits (60 s, 120 s, 240 s) be retried.
+   * reset) resolves the call with GitHub's 403/429 — the refused resource's budget stays paused for
+   * every caller of it either way. The default lets the doubling secondary waits (60 s, 120 s, 240 s)
+   * be retried.
    * @default 300000
    */
   readonly maxRetryAfter?: number;
