@@ -43,6 +43,8 @@ async function grantsNow(profile: VendorProfile, key: string, cost: Record<strin
 
 describe("openai()", () => {
   test("checks its options, naming the option and the value", () => {
+    expect(() => openai({ rpm: 5, tpm: 5, models: { a: { rpm: 5, tpm: 5, tpms: 3 } as never } }))
+      .toThrow(new TypeError("`models.a.tpms` is not a model limit (known: rpm, tpm)"));
     expect(() => openai({ rpm: 0, tpm: 1000 })).toThrow(new RangeError("`rpm` must be a positive integer (per minute), got 0"));
     expect(() => openai({ rpm: 10, tpm: 1.5 })).toThrow(new RangeError("`tpm` must be a positive integer (per minute), got 1.5"));
     expect(() => openai({ rpm: 10 } as never)).toThrow(new TypeError("`tpm` must be a number (per minute), got undefined"));
