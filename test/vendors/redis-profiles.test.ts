@@ -4,18 +4,19 @@
  * and a Redis limiter keeps the pair within one quota — which each profile alone cannot do, since
  * it budgets one process.
  *
- * The composition that works with the Redis API of today (one dimension per Redis limiter; named
- * dimensions on Redis are another change) is a layer: the profile's fetch calls a throttled fetch on
- * the Redis limiters (`fetch: fleet`), so every attempt takes the fleet's permit after the
- * process's own budgets. Virtual time: the store reads a ManualClock (`now`), and the driver below
- * advances it only once every Redis call has been answered.
+ * Two compositions: the LLM profiles' `limiter` replaced by Redis combinations with the profile's
+ * dimension names (`combineRedis({ requests, tokens })`: reserved and settled atomically on Redis);
+ * and, for any profile (GitHub's budgets include slots, which Redis has no limiter for), a layer —
+ * the profile's fetch calls a throttled fetch on Redis limiters (`fetch: fleet`), so every attempt
+ * takes the fleet's permit after the process's own budgets. Virtual time: the store reads a
+ * ManualClock (`now`), and the driver below advances it only once every Redis call has been answered.
  */
 import { Redis } from "ioredis";
 import { expect, test, vi } from "vitest";
-import { createThrottledFetch, KeyedLimiter, ManualClock } from "../../src/index.ts";
-import { fromIoredis, type RedisLimiter, RedisStore, RedisWindowLimiter } from "../../src/redis.ts";
-import { createSimulatedFetch, GitHubSimulator, OpenAISimulator } from "../../src/testing.ts";
-import { estimateOpenAIRequest, github, githubResource, openai, readOpenAIUsage } from "../../src/vendors.ts";
+import { createThrottledFetch, KeyedLimiter, ManualClock, type ThrottledFetch } from "../../src/index.ts";
+import { combineRedis, fromIoredis, type RedisLimiter, RedisStore, RedisWindowLimiter } from "../../src/redis.ts";
+import { AnthropicSimulator, createSimulatedFetch, GitHubSimulator, OpenAISimulator, type SimulatedFetch } from "../../src/testing.ts";
+import { anthropic, estimateOpenAIRequest, github, githubResource, openai, readOpenAIUsage } from "../../src/vendors.ts";
 import { describeRedis, useRedis } from "../redis/server.ts";
 
 const T0 = 1_767_225_600_000_000; // 2026-01-01T00:00:00Z in µs: the simulators' virtual t = 0
@@ -147,6 +148,61 @@ describeRedis("vendor profiles on Redis budgets", () => {
       } else {
         expect(simulated.stats.byStatus[429]).toBeGreaterThan(0); // each process spends the whole quota
       }
+    }
+  });
+
+  test("openai() and anthropic() with their `limiter` on Redis (named dimensions, reserved and settled atomically): two processes, no 429", async () => {
+    const body = (i: number) => JSON.stringify({ model: "m", max_tokens: 200, messages: [{ role: "user", content: `question ${i}` }] });
+    for (const vendor of ["openai", "anthropic"] as const) {
+      const clock = new ManualClock();
+      const s = store(clock);
+      const made: RedisLimiter[] = [];
+      const window = (key: string, limit: number) => new RedisWindowLimiter({ store: s, key, limit, interval: 60_000 });
+      // Per model (the profiles' key), Redis windows under the profile's dimension names.
+      const keyed = (dimensions: Record<string, number>) =>
+        new KeyedLimiter<string>({
+          create: (model) => {
+            const members = Object.fromEntries(Object.entries(dimensions).map(([name, limit]) => [name, window(`${vendor}:${model}:${name}`, limit)]));
+            const combination = combineRedis(members);
+            made.push(combination);
+            return combination;
+          },
+          clock,
+        });
+      let simulated: SimulatedFetch;
+      let url: string;
+      let processes: ThrottledFetch[];
+      if (vendor === "openai") {
+        const limits = { rpm: 20, tpm: 4_000 };
+        simulated = createSimulatedFetch({ server: new OpenAISimulator({ defaultLimits: limits }), clock, latency: 100 });
+        url = "https://api.openai.com/v1/chat/completions";
+        processes = [0, 1].map(() =>
+          createThrottledFetch({ ...openai({ ...limits, clock }), limiter: keyed({ requests: limits.rpm, tokens: limits.tpm }), fetch: simulated })
+        );
+      } else {
+        const limits = { rpm: 20, inputTpm: 4_000, outputTpm: 2_000 };
+        simulated = createSimulatedFetch({ server: new AnthropicSimulator({ limits }), clock, latency: 100 });
+        url = "https://api.anthropic.com/v1/messages";
+        processes = [0, 1].map(() =>
+          createThrottledFetch({
+            ...anthropic({ ...limits, clock }),
+            limiter: keyed({ requests: limits.rpm, input: limits.inputTpm, output: limits.outputTpm }),
+            fetch: simulated,
+          })
+        );
+      }
+      let ok = 0;
+      const calls = processes.flatMap((api) =>
+        Array.from({ length: 15 }, (_, i) =>
+          api(url, { method: "POST", headers: { "content-type": "application/json" }, body: body(i) }).then(async (r) => {
+            await r.text();
+            if (r.status === 200) ok++;
+          }))
+      );
+      await drive(clock, () => made, Promise.all(calls));
+      expect([vendor, ok, simulated.stats.byStatus[429] ?? 0]).toEqual([vendor, 30, 0]);
+      expect(made).toHaveLength(2); // one combination per process, both on the same Redis keys
+      expect(clock.now()).toBeGreaterThanOrEqual(60_000); // 30 requests at 20 a minute for the pair
     }
   });
 });
