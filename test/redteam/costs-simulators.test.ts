@@ -7,8 +7,8 @@
  */
 import { describe, expect, test } from "vitest";
 import { createThrottledFetch } from "../../src/index.ts";
-import { createSimulatedFetch, GitHubSimulator, ManualClock, OpenAISimulator, SeededRandom } from "../../src/testing.ts";
-import { github, openai } from "../../src/vendors.ts";
+import { AnthropicSimulator, createSimulatedFetch, GitHubSimulator, ManualClock, OpenAISimulator, SeededRandom } from "../../src/testing.ts";
+import { anthropic, github, openai } from "../../src/vendors.ts";
 
 /** Fires timers until `p` settles; throws if it stalls with no timer pending. Own helper. */
 async function drive<T>(clock: ManualClock, p: Promise<T>): Promise<T> {
@@ -146,4 +146,38 @@ describe("red team simulators: GitHub with secondary limits", () => {
     expect(statuses.filter((s) => s === 200).length).toBe(150);
     expect(simulated.stats.byStatus[403] ?? 0).toBeLessThanOrEqual(1);
   });
+});
+
+describe("red team simulators: Anthropic through anthropic(), with an overload window", () => {
+  for (const stream of [false, true]) {
+    test(`300 ${stream ? "streamed" : "JSON"} messages, 529 overloaded from 0.5 s to 8 s: 0 server 429s, no budget cut (≥ 85 % of OTPM used), the 529s retried`, async () => {
+      const clock = new ManualClock();
+      const random = new SeededRandom(11);
+      const limits = { rpm: 200, inputTpm: 20_000, outputTpm: 4_000 };
+      const server = new AnthropicSimulator({ limits, seed: 11 });
+      server.overload(500, 8_000); // the first minute's traffic all happens in its first seconds
+      const simulated = createSimulatedFetch({ server, clock, latency: { min: 300, max: 3000 }, seed: 11 });
+      const api = createThrottledFetch({ ...anthropic({ ...limits, clock }), fetch: simulated, random: () => 0.5 });
+      let output = 0;
+      let ok = 0;
+      let last = 0;
+      const statuses: Record<number, number> = {};
+      await drive(clock, Promise.all(Array.from({ length: 300 }, async (_, i) => {
+        const body = { model: "claude-x", max_tokens: 300, messages: [{ role: "user", content: `Item ${i} ${"words ".repeat(random.int(1, 30))}` }], ...(stream ? { stream: true } : {}) };
+        const r = await api("https://api.anthropic.com/v1/messages", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        const text = await r.text();
+        last = Math.max(last, clock.now());
+        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+        if (!r.ok) return;
+        ok++;
+        output += [...text.matchAll(/"output_tokens":(\d+)/g)].map((m) => Number(m[1])).at(-1) ?? 0;
+      })));
+      const server529 = simulated.stats.byStatus[529] ?? 0;
+      expect(server529).toBeGreaterThan(0); // the overload was met
+      expect(simulated.stats.byStatus[429] ?? 0).toBe(0);
+      expect(ok + (statuses[529] ?? 0)).toBe(300);
+      // A cut budget would leave OTPM unused for the rest of the run.
+      expect(output / (limits.outputTpm * (1 + last / 60_000))).toBeGreaterThanOrEqual(0.85);
+    });
+  }
 });
