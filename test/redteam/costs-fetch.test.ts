@@ -234,3 +234,26 @@ describe("red team costs: no secrets in the errors of cost/settle", () => {
     for (const m of messages) expect(m).not.toContain(SECRET);
   });
 });
+
+describe("red team costs: cost shape against the limiter", () => {
+  test("a per-dimension cost on a limiter without named dimensions is a TypeError naming cost, nothing sent", async () => {
+    const clock = new ManualClock();
+    const stub = stubFetch(clock);
+    const api = createThrottledFetch({ limiter: new WindowLimiter({ limit: 5, interval: 1000, clock }), fetch: stub.fetch, clock, cost: { tokens: 3 } });
+    const err = await api("https://api.example.com/a").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toMatch(/`cost`/);
+    expect(stub.arrivals).toEqual([]);
+  });
+
+  test("a cost naming an unknown dimension is a TypeError naming it, nothing sent", async () => {
+    const clock = new ManualClock();
+    const { llm } = budgets(clock);
+    const stub = stubFetch(clock);
+    const api = createThrottledFetch({ limiter: llm, fetch: stub.fetch, clock, cost: { requests: 1, tokenz: 3 } });
+    const err = await api("https://api.example.com/a").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toMatch(/`cost\.tokenz`/);
+    expect(stub.arrivals).toEqual([]);
+  });
+});
