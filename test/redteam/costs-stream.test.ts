@@ -114,7 +114,7 @@ describe("red team stream settle: accounting in virtual time", () => {
     await reader.cancel("user closed the tab");
     await clock.advance(0);
     expect(state.cancelled).toBe(true);
-    expect(budget().stats().inFlight).toBe(0); // the reservation ended (not left open)
+    expect(budget().stats!().inFlight).toBe(0); // the reservation ended (not left open)
     const second = when(clock, api(OPENAI, chat(980)));
     await clock.advance(0);
     expect(second.at).toBeUndefined(); // ~1000 tokens still counted
@@ -128,10 +128,10 @@ describe("red team stream settle: accounting in virtual time", () => {
     const { api, sent, budget } = profileWith(clock, () => sse);
     const r = await api(OPENAI, chat(980));
     await clock.advance(120_000);
-    expect(budget().stats().inFlight).toBe(1);
+    expect(budget().stats!().inFlight).toBe(1);
     await r.text();
     await clock.advance(0);
-    expect(budget().stats().inFlight).toBe(0);
+    expect(budget().stats!().inFlight).toBe(0);
     expect(sent).toEqual([0]);
   });
 
@@ -147,7 +147,7 @@ describe("red team stream settle: accounting in virtual time", () => {
     const r = await api(OPENAI, chat(980));
     await expect(r.text()).rejects.toThrow("terminated");
     await clock.advance(0);
-    expect(budget().stats().inFlight).toBe(0);
+    expect(budget().stats!().inFlight).toBe(0);
   });
 
   test("a stream without a usage chunk (include_usage not sent) counts its full reservation", async () => {
@@ -197,6 +197,6 @@ describe("red team stream settle: a real local server", () => {
     while (seen.closedEarly === 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
     expect(seen.closedEarly).toBe(1); // causal: the cancel reached the server
     expect(seen.chunksWritten - before).toBeLessThan(150); // it stopped well before the 200 chunks
-    expect((profile.limiter as KeyedLimiter<string>).get("m").stats().inFlight).toBe(0);
+    expect((profile.limiter as KeyedLimiter<string>).get("m").stats!().inFlight).toBe(0);
   });
 });
