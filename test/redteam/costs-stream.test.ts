@@ -200,3 +200,47 @@ describe("red team stream settle: a real local server", () => {
     expect((profile.limiter as KeyedLimiter<string>).get("m").stats!().inFlight).toBe(0);
   });
 });
+
+describe("red team stream settle: slots", () => {
+  const sse = chunk("a") + usageChunk(10) + "data: [DONE]\n\n";
+
+  test("DEFECT (low): fetch maxConcurrent 1 + a tapped stream nobody reads: the slot should free after slotTimeout (README: 'A body nobody reads frees its slot after slotTimeout ms') — it frees after 2 × slotTimeout", async () => {
+    const clock = new ManualClock();
+    const profile = openai({ rpm: 1000, tpm: 100_000, clock });
+    const sent: number[] = [];
+    const fetch = (async () => { sent.push(clock.now()); return new Response(sse, { status: 200, headers: { "content-type": "text/event-stream" } }); }) as typeof globalThis.fetch;
+    const api = createThrottledFetch({ ...profile, fetch, maxConcurrent: 1, slotTimeout: 1000 });
+    const first = await api(OPENAI, chat(100));
+    const second = when(clock, api(OPENAI, chat(100)));
+    await clock.advance(999);
+    expect(second.at).toBeUndefined();
+    await clock.advance(1);
+    await clock.advance(0);
+    const observed = second.at;
+    await clock.advance(5000);
+    // Observed: 2000 — trackBody's idle timer calls hold.bodyEnded() at 1000, and AttemptHold then
+    // arms a second slotTimeout waiting for the actual cost (the tap never resolves it: nobody reads).
+    expect({ freedAt: observed ?? second.at }).toEqual({ freedAt: 1000 });
+    expect(await first.text()).toBe(sse);
+  });
+
+  test("openai({ maxConcurrent: 1 }): cancelling the stream midway frees the slot at once", async () => {
+    const clock = new ManualClock();
+    const profile = openai({ rpm: 1000, tpm: 100_000, clock, maxConcurrent: 1 });
+    const parts = [...Array.from({ length: 10 }, (_, i) => enc.encode(chunk(`t${i}`))), enc.encode(usageChunk(10))];
+    const sent: number[] = [];
+    const fetch = (async () => { sent.push(clock.now()); return new Response(countingStream(parts).body, { status: 200, headers: { "content-type": "text/event-stream" } }); }) as typeof globalThis.fetch;
+    const api = createThrottledFetch({ ...profile, fetch });
+    const first = await api(OPENAI, chat(100));
+    const second = when(clock, api(OPENAI, chat(100)));
+    await clock.advance(500);
+    expect(second.at).toBeUndefined();
+    const reader = first.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    await clock.advance(0);
+    await clock.advance(0);
+    expect(second.at).toBe(500);
+    expect(sent).toEqual([0, 500]);
+  });
+});
