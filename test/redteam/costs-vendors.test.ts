@@ -413,3 +413,26 @@ describe("red team vendors: more promises", () => {
     expect(s.log.map((e) => e.at)).toEqual([0, 0]);
   });
 });
+
+describe("red team vendors: github() and the fetch's wallClock", () => {
+  test("DEFECT: a primary 403 whose reset is read without a Date header uses the real Date.now, not the fetch's wallClock: virtual-time tests pause 1 s instead of until the reset", async () => {
+    const clock = new ManualClock();
+    const epoch = Date.UTC(2026, 0, 1); // the virtual epoch of the test; the machine's clock is elsewhere
+    const log: number[] = [];
+    const fetch = (async () => {
+      log.push(clock.now());
+      if (log.length === 1) {
+        return new Response(JSON.stringify({ message: "API rate limit exceeded" }), {
+          status: 403,
+          headers: { ...json, "x-ratelimit-remaining": "0", "x-ratelimit-reset": String((epoch + 30_000) / 1000), "x-ratelimit-resource": "core" },
+        });
+      }
+      return new Response("{}", { status: 200, headers: json });
+    }) as typeof globalThis.fetch;
+    const gh = createThrottledFetch({ ...github({ clock }), fetch, wallClock: () => epoch + clock.now() });
+    const r = when(clock, gh("https://api.github.com/repos/o/r"));
+    await clock.advance(120_000);
+    expect((r.value as Response).status).toBe(200);
+    expect(log[1]).toBe(31_000); // reset (30 s after the wallClock's now) + 1 s
+  });
+});
