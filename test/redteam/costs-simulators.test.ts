@@ -26,12 +26,12 @@ async function drive<T>(clock: ManualClock, p: Promise<T>): Promise<T> {
 
 interface Run { ok: number; server429: number; statuses: Record<number, number>; used: number; durationMs: number; utilisation: number; maxInMinute: number }
 
-async function openaiBatch(o: { refundUnused: boolean; stream: boolean; maxTokens: number; n?: number; calls?: number; rpm: number; tpm: number; seed?: number }): Promise<Run> {
+async function openaiBatch(o: { settle?: boolean; refundUnused: boolean; stream: boolean; maxTokens: number; n?: number; calls?: number; rpm: number; tpm: number; seed?: number }): Promise<Run> {
   const clock = new ManualClock();
   const random = new SeededRandom(o.seed ?? 7);
   const server = new OpenAISimulator({ defaultLimits: { rpm: o.rpm, tpm: o.tpm }, refundUnused: o.refundUnused, seed: o.seed ?? 7 });
   const simulated = createSimulatedFetch({ server, clock, latency: { min: 300, max: 3000 }, seed: o.seed ?? 7 });
-  const api = createThrottledFetch({ ...openai({ rpm: o.rpm, tpm: o.tpm, clock }), fetch: simulated, random: () => 0.5 });
+  const api = createThrottledFetch({ ...openai({ rpm: o.rpm, tpm: o.tpm, clock }), ...(o.settle === false ? { settle: undefined } : {}), fetch: simulated, random: () => 0.5 });
   let used = 0;
   let ok = 0;
   let last = 0;
@@ -83,6 +83,12 @@ describe("red team simulators: 500 OpenAI completions through openai()", () => {
   // prompt) — which OpenAI does not document refunding. The profile settles down to usage and so
   // believes tokens are free that the server still counts. README "Vendor profiles": a reservation
   // "never admits a request the server would refuse … no call meets a 429 at the server's own limits".
+  test("contrast: the same no-refund server with reservations NOT settled (settle: undefined): 0 server-side 429s", async () => {
+    const r = await openaiBatch({ settle: false, refundUnused: false, stream: false, maxTokens: 512, rpm: 2000, tpm: 20_000 });
+    expect(r.ok).toBe(500);
+    expect(r.server429).toBe(0);
+  });
+
   test("DEFECT: against the simulator's default server (no refund of the up-front charge), settling admits calls the server refuses: server-side 429s", async () => {
     const r = await openaiBatch({ refundUnused: false, stream: false, maxTokens: 512, rpm: 2000, tpm: 20_000 });
     expect({ server429: r.server429, failedCalls: 500 - r.ok }).toEqual({ server429: 0, failedCalls: 0 });
