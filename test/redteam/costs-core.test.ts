@@ -406,3 +406,26 @@ describe("red team costs: KeyedLimiter keeps a key while a reservation on it is 
     });
   }
 });
+
+describe("red team costs: setLimit after a settle re-prices the last grant at its actual cost", () => {
+  test("smooth 10/s: reserve 10 at 0, settle 1, setLimit 1/s → the next permit at 1000 (1 permit × 1 s), not 10 000", async () => {
+    const clock = new ManualClock();
+    const l = new SmoothLimiter({ limit: 10, interval: 1000, clock });
+    const r = await l.reserve(10);
+    r.settle(1);
+    l.setLimit({ limit: 1 });
+    const next = when(clock, l.acquire(1));
+    await clock.advance(20_000);
+    expect(next.at).toBe(1000);
+  });
+
+  test("smooth 10/s: reserve 10 at 0, unsettled, setLimit 1/s → the next permit at 10 000", async () => {
+    const clock = new ManualClock();
+    const l = new SmoothLimiter({ limit: 10, interval: 1000, clock });
+    await l.reserve(10);
+    l.setLimit({ limit: 1 });
+    const next = when(clock, l.acquire(1));
+    await clock.advance(20_000);
+    expect(next.at).toBe(10_000);
+  });
+});

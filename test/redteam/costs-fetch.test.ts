@@ -257,3 +257,53 @@ describe("red team costs: cost shape against the limiter", () => {
     expect(stub.arrivals).toEqual([]);
   });
 });
+
+describe("red team costs: more fetch promises", () => {
+  test("settle is called for every response, retried ones included, with its attempt number", async () => {
+    const clock = new ManualClock();
+    const { llm } = budgets(clock);
+    let n = 0;
+    const fetch = (async () => (n++ === 0 ? new Response("busy", { status: 503, headers: { "retry-after": "1" } }) : new Response("{}", { status: 200 }))) as typeof globalThis.fetch;
+    const seen: Array<[number, number, unknown]> = [];
+    const api = createThrottledFetch({
+      limiter: llm, fetch, clock, cost: { requests: 1, tokens: 50 }, retry: { limit: 1 }, random: () => 0,
+      settle: (r, { attempt, reserved }) => { seen.push([r.status, attempt, reserved]); return undefined; },
+    });
+    const done = when(clock, api("https://api.example.com/a"));
+    await clock.advance(2000);
+    expect((done.value as Response).status).toBe(200);
+    expect(seen).toEqual([[503, 1, { requests: 1, tokens: 50 }], [200, 2, { requests: 1, tokens: 50 }]]);
+  });
+
+  test("an async cost that rejects fails the call with its error; nothing reserved, nothing sent", async () => {
+    const clock = new ManualClock();
+    const { llm, tokens } = budgets(clock);
+    const stub = stubFetch(clock);
+    const api = createThrottledFetch({ limiter: llm, fetch: stub.fetch, clock, cost: async () => { throw new Error("tokenizer down"); } });
+    await expect(api("https://api.example.com/a")).rejects.toThrow("tokenizer down");
+    const all = when(clock, tokens.acquire(100));
+    await clock.advance(0);
+    expect(all.at).toBe(0);
+    expect(stub.arrivals).toEqual([]);
+  });
+
+  test("openai() with a streamed (non-replayable) request body: the cost reads a copy, the server still gets the whole body", async () => {
+    const clock = new ManualClock();
+    const received: string[] = [];
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      received.push(await new Request(input, init).text());
+      return new Response(JSON.stringify({ usage: { total_tokens: 10 } }), { status: 200, headers: { "content-type": "application/json" } });
+    }) as typeof globalThis.fetch;
+    const api = createThrottledFetch({ ...openai({ rpm: 10, tpm: 1000, clock }), fetch });
+    const text = JSON.stringify({ model: "m", max_tokens: 500, messages: [{ role: "user", content: "hi" }] });
+    const body = new ReadableStream<Uint8Array>({ start(c) { c.enqueue(new TextEncoder().encode(text)); c.close(); } });
+    const r = await api("https://api.openai.com/v1/chat/completions", { method: "POST", body, headers: { "content-type": "application/json" }, duplex: "half" } as RequestInit);
+    await r.json();
+    expect(received).toEqual([text]);
+    // …and the cost did read it: the same body on a 400 TPM budget can never fit (500 > 400).
+    const small = createThrottledFetch({ ...openai({ rpm: 10, tpm: 400, clock }), fetch });
+    const body2 = new ReadableStream<Uint8Array>({ start(c) { c.enqueue(new TextEncoder().encode(text)); c.close(); } });
+    await expect(small("https://api.openai.com/v1/chat/completions", { method: "POST", body: body2, headers: { "content-type": "application/json" }, duplex: "half" } as RequestInit)).rejects.toThrow(RangeError);
+    expect(received.length).toBe(1);
+  });
+});
