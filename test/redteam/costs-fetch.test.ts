@@ -287,7 +287,10 @@ describe("red team costs: more fetch promises", () => {
     expect(stub.arrivals).toEqual([]);
   });
 
-  test("openai() with a streamed (non-replayable) request body: the cost reads a copy, the server still gets the whole body", async () => {
+  test("DEFECT (low): openai() with a streamed (non-replayable) request body reserves 0 tokens silently — a 500-token call is sent on a 400 TPM budget instead of failing at once", async () => {
+    // The fetch hands hooks/cost the body only when replayable (README "Options"), so the profile's
+    // estimate sees no body and reserves { requests: 1, tokens: 0 }: no TPM pacing, no never-fit check,
+    // and no word of it in README "Vendor profiles". The server still gets the whole body.
     const clock = new ManualClock();
     const received: string[] = [];
     const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
