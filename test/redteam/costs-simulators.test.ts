@@ -154,6 +154,38 @@ describe("red team simulators: GitHub with secondary limits", () => {
   });
 });
 
+describe("red team simulators: GitHub concurrency and 429 flavours", () => {
+  test("250 slow GETs (5 s each) at once: the server never sees more than 100 in flight, and refuses none", async () => {
+    const clock = new ManualClock();
+    const server = new GitHubSimulator();
+    const simulated = createSimulatedFetch({ server, clock, latency: 5000, seed: 1 });
+    const gh = createThrottledFetch({ ...github({ clock }), fetch: simulated });
+    await drive(clock, Promise.all(Array.from({ length: 250 }, async (_, i) => (await gh(`https://api.github.com/repos/o/r/issues/${i}`)).text())));
+    expect(simulated.stats.maxInFlight).toBe(100);
+    expect(simulated.stats.refused).toBe(0);
+  });
+
+  test("primary and secondary limits answered with 429 (not 403): 120 writes at a 20/min account limit — one burst of refusals, then none; all succeed", async () => {
+    const clock = new ManualClock();
+    const server = new GitHubSimulator({ primaryStatus: 429, secondaryStatus: 429, contentCreation: { perMinute: 20, perHour: 500 } });
+    const simulated = createSimulatedFetch({ server, clock, latency: { min: 20, max: 200 }, seed: 9 });
+    const gh = createThrottledFetch({ ...github({ clock }), fetch: simulated });
+    const statuses: number[] = [];
+    await drive(clock, Promise.all(Array.from({ length: 120 }, async (_, i) => {
+      const r = await gh(`https://api.github.com/repos/o/r/issues/${i}/comments`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+      await r.text();
+      statuses.push(r.status);
+    })));
+    expect(statuses.every((st) => st === 200)).toBe(true);
+    const refusals = simulated.stats.arrivals.filter((a) => a.status === 429);
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(refusals.length).toBeLessThanOrEqual(80);
+    // All refusals belong to one burst: none after the first pause ended.
+    const firstRefusal = refusals[0]!.at;
+    expect(refusals.every((a) => a.at < firstRefusal + 60_000)).toBe(true);
+  });
+});
+
 describe("red team simulators: Anthropic through anthropic(), with an overload window", () => {
   for (const stream of [false, true]) {
     test(`300 ${stream ? "streamed" : "JSON"} messages, 529 overloaded from 0.5 s to 8 s: 0 server 429s, no budget cut (≥ 85 % of OTPM used), the 529s retried`, async () => {

@@ -436,3 +436,37 @@ describe("red team vendors: github() and the fetch's wallClock", () => {
     expect(log[1]).toBe(31_000); // reset (30 s after the wallClock's now) + 1 s
   });
 });
+
+describe("red team vendors: per-model limits", () => {
+  test("openai({ models }): a model with its own TPM gets it; others the default — each on its own budget", async () => {
+    const clock = new ManualClock();
+    const s = scripted(clock, [() => new Response("{}", { status: 500, headers: json })]);
+    const api = createThrottledFetch({ ...openai({ rpm: 100, tpm: 10_000, models: { small: { rpm: 100, tpm: 300 } }, clock }), fetch: s.fetch, retry: 0 });
+    const calls = [when(clock, api(OPENAI, chat("small", 200))), when(clock, api(OPENAI, chat("small", 200))), when(clock, api(OPENAI, chat("big", 4000))), when(clock, api(OPENAI, chat("big", 4000)))];
+    await clock.advance(0);
+    await clock.advance(120_000);
+    expect(calls.every((c) => c.at !== undefined)).toBe(true);
+    const at = (m: string) => s.log.filter((e) => e.model === m).map((e) => e.at);
+    expect(at("small")).toEqual([0, 60_000]); // 2 × ~210 > 300
+    expect(at("big")).toEqual([0, 0]); // 2 × ~4010 ≤ 10 000
+    const err = await api(OPENAI, chat("small", 400)).catch((e: unknown) => e); // can never fit 300
+    expect(err).toBeInstanceOf(RangeError);
+  });
+
+  test("anthropic(): a 429 with retry-after 3 pauses that model's callers for 3 s; the 429 settles its output tokens to 0", async () => {
+    const clock = new ManualClock();
+    let n = 0;
+    const s = scripted(clock, [() => (n++ === 0
+      ? new Response(JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "x" } }), { status: 429, headers: { ...json, "retry-after": "3" } })
+      : new Response(JSON.stringify({ usage: { input_tokens: 5, output_tokens: 10 } }), { status: 200, headers: json }))]);
+    const api = createThrottledFetch({ ...anthropic({ rpm: 100, inputTpm: 100_000, outputTpm: 1000, clock }), fetch: s.fetch, random: () => 0.5 });
+    const body = (max: number) => ({ method: "POST", headers: json, body: JSON.stringify({ model: "claude", max_tokens: max, messages: [{ role: "user", content: "hi" }] }) });
+    const first = when(clock, api("https://api.anthropic.com/v1/messages", body(900)));
+    await clock.advanceTo(100);
+    const second = when(clock, api("https://api.anthropic.com/v1/messages", body(90)));
+    await clock.advance(10_000);
+    expect(s.log.map((e) => e.at)).toEqual([0, 3000, 3000]);
+    expect(first.at).toBe(3000);
+    expect(second.at).toBe(3000); // 900 (the retry) + 90 ≤ 1000: the 429's 900 came back
+  });
+});
