@@ -429,3 +429,22 @@ describe("red team costs: setLimit after a settle re-prices the last grant at it
     expect(next.at).toBe(10_000);
   });
 });
+
+describe("red team costs: sliding counter refunds in the previous window", () => {
+  test("reserve 5 at 900 (window 0), 1 granted at 1000, 8 waiting (due at 1800); cancel the 5 at 1200 → the 8 go at 1200", async () => {
+    const clock = new ManualClock();
+    const l = new SlidingCounterLimiter({ limit: 10, interval: 1000, clock });
+    await clock.advanceTo(900);
+    const r = await l.reserve(5);
+    await clock.advanceTo(1000);
+    const one = when(clock, l.acquire(1));
+    const eight = when(clock, l.acquire(8));
+    await clock.advance(0);
+    expect(one.at).toBe(1000); // 5·1.0 + 0 + 1 ≤ 10
+    expect(eight.at).toBeUndefined(); // 5·(1 − f) + 1 + 8 ≤ 10 only from f = 0.8
+    await clock.advanceTo(1200);
+    r.cancel(); // the previous window's 5 no longer weigh
+    await clock.advance(0);
+    expect(eight.at).toBe(1200);
+  });
+});
