@@ -244,3 +244,24 @@ describe("red team stream settle: slots", () => {
     expect(sent).toEqual([0, 500]);
   });
 });
+
+describe("red team stream settle: the Responses API", () => {
+  test("a streamed Responses API call settles from response.completed's usage (README: 'chat completions, Responses, …')", async () => {
+    const clock = new ManualClock();
+    const sse = [
+      `event: response.created\ndata: {"type":"response.created","response":{"id":"r1","status":"in_progress","usage":null}}\n\n`,
+      `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"hi"}\n\n`,
+      `event: response.completed\ndata: {"type":"response.completed","response":{"id":"r1","status":"completed","usage":{"input_tokens":5,"output_tokens":5,"total_tokens":10}}}\n\n`,
+    ].join("");
+    const profile = openai({ rpm: 1000, tpm: 1000, clock });
+    const sent: number[] = [];
+    const fetch = (async () => { sent.push(clock.now()); return new Response(sse, { status: 200, headers: { "content-type": "text/event-stream" } }); }) as typeof globalThis.fetch;
+    const api = createThrottledFetch({ ...profile, fetch });
+    const body = (max: number) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", max_output_tokens: max, stream: true, input: "hi" }) });
+    const r = await api("https://api.openai.com/v1/responses", body(980));
+    expect(await r.text()).toBe(sse);
+    await clock.advance(0);
+    await api("https://api.openai.com/v1/responses", body(980));
+    expect(sent).toEqual([0, 0]); // settled to 10: the second ~990 fit at once
+  });
+});
