@@ -46,7 +46,7 @@ describe("red team vendors: header value parsers", () => {
     expect(parseGoDuration(text)).toBeUndefined();
   });
 
-  test("DEFECT (low): Go accepts a fraction without integer part ('.5s' = 500 ms, time.ParseDuration)", () => {
+  test("a fraction without integer part is a duration, as Go's time.ParseDuration reads it ('.5s' = 500 ms)", () => {
     expect(parseGoDuration(".5s")).toBe(500);
   });
 
