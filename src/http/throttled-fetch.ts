@@ -361,7 +361,7 @@ async function runAttempts(
         // the response it hands back.
         const response = applySettle(costs!.settle, result.response, { request: call.request, reserved: reserved!, attempt: state.attempts }, hold);
         if (decided.retry === false) {
-          return costs!.maxConcurrent === undefined ? response : trackBody(response, () => hold.bodyEnded(), clock, costs!.slotTimeout);
+          return costs!.maxConcurrent === undefined ? response : trackBody(response, (idle) => hold.bodyEnded(idle), clock, costs!.slotTimeout);
         }
         result = { response };
         hold.bodyEnded(); // a retried body is discarded: its slot ends now
