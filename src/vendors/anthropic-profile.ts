@@ -84,18 +84,19 @@ export function anthropic(options: AnthropicProfileOptions): VendorProfile {
   const cost = async (request: Request): Promise<Cost> => {
     const found = estimateAnthropicRequest(await bodyText(request), estimate);
     modelOf.set(request, found?.model);
-    return { requests: 1, input: found?.inputTokens ?? 0, output: found?.outputTokens ?? 0, ...budgets.slot };
+    return budgets.costOf(request, { requests: 1, input: found?.inputTokens ?? 0, output: found?.outputTokens ?? 0, ...budgets.slot });
   };
-  const onResponse = ({ response, key }: ResponseEvent): void => {
+  const onResponse = ({ request, response, key }: ResponseEvent): void => {
     if (key === undefined || response.status === 529) return;
     const { budgets: reported } = readAnthropicHeaders(response, { now: Date.now() });
     budgets.learn(key, "requests", reported.requests?.limit);
     budgets.learn(key, "input", reported.input?.limit);
     budgets.learn(key, "output", reported.output?.limit);
+    budgets.sync(key, request, { requests: reported.requests, input: reported.input, output: reported.output });
   };
   return {
     limiter: budgets.keyed,
-    key: modelOf.key,
+    key: (request) => budgets.keyOf(request, modelOf.key(request)),
     cost,
     settle: settleFromUsage(
       "anthropic",

@@ -102,17 +102,18 @@ export function openai(options: OpenAIProfileOptions): VendorProfile {
   const cost = async (request: Request): Promise<Cost> => {
     const found = estimateOpenAIRequest(await bodyText(request), estimate);
     modelOf.set(request, found?.model);
-    return { requests: 1, tokens: found?.tokens ?? 0, ...budgets.slot };
+    return budgets.costOf(request, { requests: 1, tokens: found?.tokens ?? 0, ...budgets.slot });
   };
-  const onResponse = ({ response, key }: ResponseEvent): void => {
+  const onResponse = ({ request, response, key }: ResponseEvent): void => {
     if (key === undefined) return;
     const { budgets: reported } = readOpenAIHeaders(response, { now: Date.now() });
     budgets.learn(key, "requests", reported.requests?.limit);
     budgets.learn(key, "tokens", reported.tokens?.limit);
+    budgets.sync(key, request, { requests: reported.requests, tokens: reported.tokens });
   };
   return {
     limiter: budgets.keyed,
-    key: modelOf.key,
+    key: (request) => budgets.keyOf(request, modelOf.key(request)),
     cost,
     settle: settleFromUsage("openai", (usage) => ({ requests: 1, tokens: usage.totalTokens }), { requests: 1, tokens: 0 }),
     retry: { shouldRetry: llmShouldRetry(new Set()) },

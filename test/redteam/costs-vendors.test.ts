@@ -397,17 +397,26 @@ describe("red team vendors: more promises", () => {
     for (let i = 0; i + 80 < 500; i++) expect(posts[i + 80]! - posts[i]!).toBeGreaterThanOrEqual(60_000);
   });
 
-  test("issue 13 gap: openai() does not read x-ratelimit-remaining-tokens / reset-tokens — a 200 saying 0 tokens remain for 6m0s does not hold the next call", async () => {
-    // README "Vendor profiles" lists only the limit headers under Reads, so this pins today's
-    // behaviour; issue 13 asked for remaining/reset too (see the no-refund DEFECT in costs-simulators).
+  test("openai() reads x-ratelimit-remaining-tokens / reset-tokens: a 200 saying 0 tokens remain, full again in 6m0s, holds the next call until the server's refill covers it", async () => {
+    // Was "issue 13 gap", pinning that the headers were ignored (the next call went at 0). README
+    // "Vendor profiles" now promises the header correction: available = remaining − tokens of our
+    // requests sent after this one; reset = the time until the budget is full again (OpenAI's
+    // meaning), so the server refills 100 000 tokens in 360 s — 100 000 / 360 000 per ms. The next
+    // call reserves 17 tokens (7 prompt + 10 max_tokens): due at 17 × 3.6 = 61.2 ms, rounded up to 62.
     const clock = new ManualClock();
     const s = scripted(clock, [() => new Response(JSON.stringify({ usage: { total_tokens: 10 } }), { status: 200, headers: { ...json, "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "6m0s", "x-ratelimit-limit-tokens": "100000" } })]);
     const api = createThrottledFetch({ ...openai({ rpm: 100, tpm: 100_000, clock }), fetch: s.fetch });
     await (await api(OPENAI, chat("m", 10))).json();
     await clock.advance(0);
-    await (await api(OPENAI, chat("m", 10))).json();
-    expect(s.log.map((e) => e.at)).toEqual([0, 0]);
+    const second = when(clock, api(OPENAI, chat("m", 10)));
+    await clock.advance(61);
+    expect(s.log.map((e) => e.at)).toEqual([0]);
+    await clock.advance(1);
+    expect(s.log.map((e) => e.at)).toEqual([0, 62]);
+    await clock.advance(0);
+    expect((second.value as Response | undefined)?.status).toBe(200);
   });
+
 });
 
 describe("red team vendors: per-model limits", () => {
