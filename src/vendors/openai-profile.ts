@@ -63,8 +63,11 @@ const KNOWN = ["maxConcurrent", "rpm", "tpm", "models", "clock", "charsPerToken"
  *   the final chunk of a stream as the caller reads it (send `stream_options: { include_usage: true }`;
  *   a stream without usage counts its full reservation). A 429 gives its tokens back.
  * - **Reads** `retry-after-ms`/`retry-after` (the fetch pauses the model's budgets for them on a
- *   429), `x-should-retry` (decides retries when sent), and `x-ratelimit-limit-{requests,tokens}`:
- *   a limit the server reports below yours lowers your budget.
+ *   429), `x-should-retry` (decides retries when sent), and `x-ratelimit-{limit,remaining,reset}-
+ *   {requests,tokens}`: a limit the server reports below yours lowers your budget (a queued call
+ *   asking more fails with a RangeError); `remaining`, less what calls sent later reserved, caps
+ *   what is granted until the next answer, refilling until full at the reset (the time until the
+ *   budget is full again) — so a server that keeps its up-front charge refuses nothing either.
  *
  * Budgets are strict one-minute rolling windows per model (fits OpenAI's one-minute token buckets).
  * The model is read from the body by `cost`; a fetch that asks for the key before the cost (the

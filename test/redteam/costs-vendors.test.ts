@@ -1,7 +1,8 @@
 /**
  * Red team (costs): `sluice/vendors` profiles and parsers, attacked with hand-made vendor responses
  * in virtual time (README "Vendor profiles", the profiles' JSDoc, issue 13). Expected times are
- * computed by hand from the vendors' documented rules. Tests named "DEFECT:" fail on purpose.
+ * computed by hand from the vendors' documented rules. (The DEFECTs found here are fixed and their tests
+ * are regression tests now; two against github() wait in costs-github-pending.test.ts.txt.)
  */
 import { describe, expect, test } from "vitest";
 import { createThrottledFetch, ManualClock, WindowLimiter } from "../../src/index.ts";
@@ -164,7 +165,7 @@ describe("red team vendors: openai()", () => {
     expect(third.at).toBe(60_000);
   });
 
-  test("DEFECT: openai(): a server-reported TPM below a queued reservation turns a successful 200 into a RangeError from setLimit (the hook throws)", async () => {
+  test("openai(): a server-reported TPM below a queued reservation: the successful 200 reaches its caller, the queued call that can never fit fails with a RangeError", async () => {
     const clock = new ManualClock();
     const s = scripted(clock, [() => new Response(JSON.stringify({ usage: { total_tokens: 950 } }), { status: 200, headers: { ...json, "x-ratelimit-limit-tokens": "500" } })]);
     const api = createThrottledFetch({ ...openai({ rpm: 100, tpm: 1000, clock }), fetch: s.fetch });
@@ -172,17 +173,17 @@ describe("red team vendors: openai()", () => {
     const queued = when(clock, api(OPENAI, chat("m", 800))); // waits: 950 + 810 > 1000
     await clock.advance(0);
     await clock.advance(0);
-    // Expected: the completion the server answered (and billed) reaches the caller; the queued
-    // reservation, which can never fit the server's 500 TPM, fails at once (or at least the budget
-    // is lowered). Observed: `RangeError: \`limit\` must be at least the largest queued request
-    // (807 permits), got 500` rejects the FIRST call — from ModelBudgets.learn → setLimit in onResponse.
+    // The completion the server answered (and billed) reaches the caller; the queued reservation,
+    // which can never fit the server's 500 TPM, fails at once. (Was a DEFECT: "RangeError: `limit`
+    // must be at least the largest queued request (807 permits), got 500" rejected the FIRST call —
+    // from ModelBudgets.learn → setLimit in onResponse.)
     expect(first.error).toBeUndefined();
     expect((first.value as Response | undefined)?.status).toBe(200);
     await clock.advance(10 * 60_000);
     expect(queued.error).toBeInstanceOf(RangeError);
   });
 
-  test("DEFECT: anthropic(): the same — a reported output-token limit below a queued reservation rejects the successful call", async () => {
+  test("anthropic(): the same — a reported output-token limit below a queued reservation: the successful call resolves", async () => {
     const clock = new ManualClock();
     const s = scripted(clock, [() => new Response(JSON.stringify({ usage: { input_tokens: 5, output_tokens: 900 } }), { status: 200, headers: { ...json, "anthropic-ratelimit-output-tokens-limit": "500" } })]);
     const api = createThrottledFetch({ ...anthropic({ rpm: 100, inputTpm: 100_000, outputTpm: 1000, clock }), fetch: s.fetch });
@@ -193,7 +194,10 @@ describe("red team vendors: openai()", () => {
     await clock.advance(0);
     expect(first.error).toBeUndefined();
     expect((first.value as Response | undefined)?.status).toBe(200);
-    void queued;
+    // The queued 800 output tokens can never fit the reported 500: it fails, naming cost.output.
+    await clock.advance(10 * 60_000);
+    expect(queued.error).toBeInstanceOf(RangeError);
+    expect(String(queued.error)).toMatch(/`cost\.output` must be at most 500 .*got 800/);
   });
 });
 
