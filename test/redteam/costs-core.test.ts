@@ -2,7 +2,7 @@
  * Red team (costs): reservations that settle on every limiter kind, attacked as a demanding user
  * would — README "Reservations that settle" and the JSDoc of `Reservation` read as promises. Every
  * expected grant time below is computed by hand from the algorithm's definition (not read off the
- * implementation). Tests named "DEFECT:" fail on purpose: they are findings for the owners to fix.
+ * implementation). (The DEFECT found here is fixed; its test is a regression test now.)
  */
 import { describe, expect, test } from "vitest";
 import {

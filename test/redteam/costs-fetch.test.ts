@@ -1,7 +1,7 @@
 /**
  * Red team (costs): the throttled fetch's `cost`/`settle` options (README "Costs that settle", the
  * options table), attacked with hand-made fetches in virtual time. Expected times are computed by
- * hand. Tests named "DEFECT:" fail on purpose: findings for the owners.
+ * hand. (The DEFECT found here is fixed; its test is a regression test now.)
  */
 import { describe, expect, test } from "vitest";
 import { combine, createThrottledFetch, ManualClock, WindowLimiter } from "../../src/index.ts";
@@ -287,10 +287,9 @@ describe("red team costs: more fetch promises", () => {
     expect(stub.arrivals).toEqual([]);
   });
 
-  test("DEFECT (low): openai() with a streamed (non-replayable) request body reserves 0 tokens silently — a 500-token call is sent on a 400 TPM budget instead of failing at once", async () => {
-    // The fetch hands hooks/cost the body only when replayable (README "Options"), so the profile's
-    // estimate sees no body and reserves { requests: 1, tokens: 0 }: no TPM pacing, no never-fit check,
-    // and no word of it in README "Vendor profiles". The server still gets the whole body.
+  test("openai() with a streamed (non-replayable) request body reads it for its estimate: the server gets the whole body, and a 500-token call on a 400 TPM budget fails at once", async () => {
+    // Was a DEFECT: the fetch handed `cost` no body when it was streamed, so the profile reserved
+    // { requests: 1, tokens: 0 } silently. The fetch now tees a streamed body for `cost`.
     const clock = new ManualClock();
     const received: string[] = [];
     const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -308,5 +307,26 @@ describe("red team costs: more fetch promises", () => {
     const body2 = new ReadableStream<Uint8Array>({ start(c) { c.enqueue(new TextEncoder().encode(text)); c.close(); } });
     await expect(small("https://api.openai.com/v1/chat/completions", { method: "POST", body: body2, headers: { "content-type": "application/json" }, duplex: "half" } as RequestInit)).rejects.toThrow(RangeError);
     expect(received.length).toBe(1);
+  });
+
+  test("a streamed request body's model picks its budget: the model's own 400 TPM refuses a 507-token call the default 10 000 would take", async () => {
+    const clock = new ManualClock();
+    const received: string[] = [];
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      received.push(await new Request(input, init).text());
+      return new Response(JSON.stringify({ usage: { total_tokens: 10 } }), { status: 200, headers: { "content-type": "application/json" } });
+    }) as typeof globalThis.fetch;
+    const api = createThrottledFetch({ ...openai({ rpm: 10, tpm: 10_000, models: { small: { rpm: 10, tpm: 400 } }, clock }), fetch });
+    const stream = (model: string) => {
+      const text = JSON.stringify({ model, max_tokens: 500, messages: [{ role: "user", content: "hi" }] });
+      return { text, body: new ReadableStream<Uint8Array>({ start(c) { c.enqueue(new TextEncoder().encode(text)); c.close(); } }) };
+    };
+    const big = stream("big");
+    const r = await api("https://api.openai.com/v1/chat/completions", { method: "POST", body: big.body, headers: { "content-type": "application/json" }, duplex: "half" } as RequestInit);
+    expect(r.status).toBe(200);
+    await r.text();
+    const small = stream("small");
+    await expect(api("https://api.openai.com/v1/chat/completions", { method: "POST", body: small.body, headers: { "content-type": "application/json" }, duplex: "half" } as RequestInit)).rejects.toThrow(/`cost\.tokens`.*400/);
+    expect(received).toEqual([big.text]);
   });
 });

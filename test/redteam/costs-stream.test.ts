@@ -2,7 +2,7 @@
  * Red team (costs): streamed responses settled from the final SSE usage chunk "without buffering the
  * stream the caller reads" (README "Vendor profiles", issue 13). Virtual time with hand-made streams
  * for the accounting; a real local node:http server where the point is what the server sees (a
- * cancel reaching it). Tests named "DEFECT:" fail on purpose.
+ * cancel reaching it). (The DEFECT found here is fixed; its test is a regression test now.)
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
