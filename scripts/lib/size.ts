@@ -59,6 +59,54 @@ export async function moduleBytes(contents: string): Promise<[module: string, mi
     .sort((a, b) => b[1] - a[1]);
 }
 
+/**
+ * What each family of options brings into a bundle: for each family (named by the modules through
+ * which the bundle reaches it), the minified bytes of the modules that only it reaches — what the
+ * bundle would lose if nothing reached those roots. The rest is shared. `contents` is as for
+ * {@link moduleBytes}.
+ *
+ * @example
+ * ```ts
+ * await exclusiveBytes(`export { createThrottledFetch } from "./src/index.ts";`, { adaptive: ["src/adaptive/rates.ts"] });
+ * // { adaptive: 11502, total: 85305 }
+ * ```
+ */
+export async function exclusiveBytes(contents: string, families: Record<string, readonly string[]>): Promise<Record<string, number>> {
+  const result = await build({
+    stdin: { contents, resolveDir: ROOT, loader: "ts" },
+    bundle: true,
+    minify: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+  });
+  const inputs = result.metafile.inputs;
+  const bytes = Object.values(result.metafile.outputs)[0]!.inputs;
+  const roots = Object.keys(inputs).filter((m) => !Object.values(inputs).some((i) => i.imports.some((x) => x.path === m)));
+  const reach = (cut: ReadonlySet<string>): Set<string> => {
+    const seen = new Set<string>();
+    const todo = roots.filter((m) => !cut.has(m));
+    while (todo.length > 0) {
+      const m = todo.pop()!;
+      if (seen.has(m)) continue;
+      seen.add(m);
+      for (const { path } of inputs[m]?.imports ?? []) if (!cut.has(path)) todo.push(path);
+    }
+    return seen;
+  };
+  const sum = (modules: Iterable<string>) => [...modules].reduce((n, m) => n + (bytes[m]?.bytesInOutput ?? 0), 0);
+  const all = reach(new Set());
+  const out: Record<string, number> = { total: sum(all) };
+  for (const [family, modules] of Object.entries(families)) {
+    const left = reach(new Set(modules));
+    out[family] = sum([...all].filter((m) => !left.has(m)));
+  }
+  return out;
+}
+
 /** The limiter core's public API: what "the core's size" in the README measures. */
 export const CORE_EXPORTS = [
   "SmoothLimiter",
@@ -81,19 +129,19 @@ export const CORE_EXPORTS = [
 
 /**
  * Budget for the limiter core, min+gzip. Set at 7 KiB when the core was 5.9 KiB; reservations,
- * priorities, stats and events, live limits and the combine-starvation fix took it to 13.8 KiB
- * (2026-11-23). The budget is today's size with a little room, so growth is caught; shrinking it
- * (e.g. reservations and setLimit out of the base class) is open work.
+ * priorities, stats and events, live limits and the combine-starvation fix took it to 13.9 KiB
+ * (2026-11-23). The budget is today's size plus about 3 %, so growth is caught.
  */
-export const CORE_BUDGET = 14.5 * 1024;
+export const CORE_BUDGET = 14.3 * 1024;
 
 
 /**
  * Budget for a user who imports only `createThrottledFetch` (with everything it needs: the limiter
  * it makes for `limit`/`interval`, the header parsers, the retry loop, and what its options reach:
  * adaptive rates, concurrency slots, costs), min+gzip. The goal is ≤ 10 KiB (ky is 8.7 KiB); it
- * measures 27.7 KiB (2026-11-23), so the budget is today's size with a little room, to catch growth
- * while the goal stays open (README "Size").
+ * measures 27.7 KiB (2026-11-23), so the budget is today's size with a little room (1 %), to catch
+ * growth while the goal stays open. `node scripts/size-modules.ts` shows why the goal needs an API
+ * decision rather than trimming (README "Size").
  */
 export const FETCH_ONLY_BUDGET = 28 * 1024;
 /** The goal for {@link FETCH_ONLY_BUDGET}, printed beside the measurement. */

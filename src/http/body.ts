@@ -81,6 +81,10 @@ export function snapshotBody(body: BodyInit): BodyInit {
   }
 }
 
+/** The plans without a value, shared rather than made per call. */
+const NONE: BodyPlan = Object.freeze({ kind: "none" });
+const STREAMED: BodyPlan = Object.freeze({ kind: "streamed" });
+
 /**
  * Decides how the attempts of one `fetch(input, init)` call send its body.
  *
@@ -103,13 +107,13 @@ export function planBody(
 ): BodyPlan | Promise<BodyPlan> {
   const own = init?.body;
   if (own !== undefined && own !== null) {
-    if (!isReplayableBody(own)) return { kind: "streamed" };
+    if (!isReplayableBody(own)) return STREAMED;
     if (!replay) return { kind: "replayable", value: undefined, view: own };
     const snapshot = snapshotBody(own);
     return { kind: "replayable", value: snapshot, view: snapshot };
   }
-  if (!isRequest(input) || input.body === null) return { kind: "none" };
-  if (!replay) return { kind: "streamed" };
+  if (!isRequest(input) || input.body === null) return NONE;
+  if (!replay) return STREAMED;
   // Read once; later attempts pass the bytes as init.body, which takes precedence over the used body.
   return readAll(input, signal).then((bytes) => ({ kind: "replayable", value: bytes, view: bytes }));
 }

@@ -39,15 +39,26 @@ export interface InFlight {
 export function startFlight(limiter: object): InFlight {
   let count = counts.get(limiter);
   if (count === undefined) counts.set(limiter, (count = { n: 0 }));
-  const shared = count;
-  shared.n++;
-  let open = true;
-  return {
-    others: () => shared.n - (open ? 1 : 0),
-    end() {
-      if (!open) return;
-      open = false;
-      shared.n--;
-    },
-  };
+  count.n++;
+  return new Flight(count);
+}
+
+/** A class, not a literal with closures: one allocation per attempt. */
+class Flight implements InFlight {
+  readonly #shared: { n: number };
+  #open = true;
+
+  constructor(shared: { n: number }) {
+    this.#shared = shared;
+  }
+
+  others(): number {
+    return this.#shared.n - (this.#open ? 1 : 0);
+  }
+
+  end(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.#shared.n--;
+  }
 }

@@ -110,6 +110,31 @@ function leanValid(url: string, method: string, init: RequestInit | undefined, p
 }
 
 /**
+ * A call on the lean path: its `Request` view is built on first read. A class (the getter on its
+ * prototype), not a literal with a getter, which is slower to make on every call.
+ */
+class LeanCall implements PreparedCall {
+  readonly headers = undefined;
+  readonly hasIdempotencyKey = false;
+  readonly method: string;
+  readonly url: string;
+  readonly #init: RequestInit | undefined;
+  readonly #body: BodyInit | undefined;
+  #request: Request | undefined;
+
+  constructor(method: string, url: string, init: RequestInit | undefined, body: BodyInit | undefined) {
+    this.method = method;
+    this.url = url;
+    this.#init = init;
+    this.#body = body;
+  }
+
+  get request(): Request {
+    return this.#request ??= new Request(this.url, { method: this.method, headers: this.#init?.headers ?? undefined, body: this.#body ?? null });
+  }
+}
+
+/**
  * Prepares one call: its method, URL and `Request` view, and, when `idempotencyKey` is set and the
  * method is not idempotent, a key (unless the caller set one). Throws the `TypeError` fetch would
  * for an invalid URL, method or header, or for a GET with a body — before any permit is taken.
@@ -132,18 +157,7 @@ export function prepareCall(
   const body = plan.kind === "replayable" ? plan.view : undefined;
   if (!eager && idempotencyKey === undefined && base === undefined && typeof given === "string") {
     const method = normaliseMethod(given);
-    if (leanValid(url, method, init, plan)) {
-      let request: Request | undefined;
-      return {
-        method,
-        url,
-        get request() {
-          return (request ??= new Request(url, { method, headers: init?.headers ?? undefined, body: body ?? null }));
-        },
-        headers: undefined,
-        hasIdempotencyKey: false,
-      };
-    }
+    if (leanValid(url, method, init, plan)) return new LeanCall(method, url, init, body);
   }
   const headers = new Headers(init?.headers !== undefined && init.headers !== null ? init.headers : base?.headers);
   // Built before the key is added only to normalise the method ("post" → "POST") and validate.

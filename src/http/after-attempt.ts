@@ -1,0 +1,157 @@
+/**
+ * After each attempt of a throttled-fetch call: the response's server signals are read and the
+ * shared limiter paused when the server said so (`throttle.ts`), the retry decision taken
+ * (`retry.ts`), and the hooks told.
+ *
+ * @module
+ */
+import type { Limiter } from "../limiters/limiter.ts";
+import { cancelBody } from "./held-response.ts";
+import type { ResolvedOptions } from "./options.ts";
+import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
+import { pauseFor, readServerSignals } from "./throttle.ts";
+
+/** What one attempt produced. @internal */
+export type AttemptResult =
+  | { readonly response: Response; readonly error?: undefined; readonly timedOut?: undefined }
+  | { readonly response?: undefined; readonly error: unknown; readonly timedOut: boolean };
+
+
+/** @internal */
+export interface AttemptContext {
+  /** The call; its `request` view is read only by hooks (built then, on the lean path). */
+  readonly call: { readonly request: Request };
+  readonly result: AttemptResult;
+  readonly attempt: number;
+  readonly key: string | undefined;
+  /** The limiter the attempt took permits from; none with `adaptive` alone. */
+  readonly limiter: Limiter | undefined;
+  /** The key learns its rate: its adaptive limiter already read the answer (and paused itself). */
+  readonly adaptive: boolean;
+  /** How long the key's adaptive limiter paused every caller, ms. */
+  readonly adaptivePause: number;
+  readonly idempotent: boolean;
+  readonly replayable: boolean;
+  readonly started: number;
+  readonly inFlight: number;
+}
+
+/** @internal */
+export type Decided = { readonly retry: false } | { readonly retry: true; readonly delay: number; readonly paused: number };
+
+// Shared: the verdicts of every final response, not made anew per call.
+const FINAL: Decided = Object.freeze({ retry: false });
+const NOT_RETRYABLE: RetryDecision = Object.freeze({ retry: false, reason: "not-retryable" });
+
+/**
+ * Reads the server's signals, pauses the shared limiter, decides, runs the hooks and cancels a
+ * discarded body. Returns the delay before the retry and how much of it the pause covers —
+ * synchronously when the rule alone settles it (a final response with no `shouldRetry` hook),
+ * which is every successful call.
+ *
+ * @example
+ * ```ts
+ * const decided = await afterAttempt(config, { call, result: { response }, attempt: 1, key: undefined, limiter, adaptive: false,
+ *   adaptivePause: 0, idempotent: true, replayable: true, started: 0, inFlight: 0 });
+ * if (decided.retry) await sleep(clock, decided.delay);
+ * ```
+ */
+export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Decided | Promise<Decided> {
+  const response = ctx.result.response;
+  try {
+    const { outcome, paused } = readAttempt(config, ctx);
+    if (config.shouldRetry === undefined && !retryableByRule(outcome, ctx.idempotent, config.policy)) {
+      return conclude(config, ctx, NOT_RETRYABLE, paused);
+    }
+    return decide(config, ctx, outcome, paused);
+  } catch (error) {
+    // A hook threw: the call fails with its error, and the response's socket is freed.
+    if (response !== undefined) cancelBody(response);
+    throw error;
+  }
+}
+
+/** The attempt's outcome; pauses the limiter (and tells `onThrottle`) when the server said so. */
+function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: AttemptOutcome; paused: number } {
+  const { result, attempt, key, limiter } = ctx;
+  const response = result.response;
+  if (response === undefined) return { outcome: { kind: "error", timedOut: result.timedOut }, paused: 0 };
+  let paused = 0;
+  const signals = readServerSignals(response, {
+    now: config.wallClock(),
+    lenient: config.lenientRetryAfter,
+    rateLimitHeaders: config.rateLimitHeaders,
+    inFlight: ctx.inFlight,
+  });
+  const pause = pauseFor(signals, attempt, config.policy);
+  if (pause !== undefined) {
+    // With `adaptive`, the key's limiter already paused for the server's delay and for a used-up
+    // quota (counting the requests in flight): the shared limiter is paused only for a delay the
+    // server gave (other clients of it must honour it too), not for a quota the adaptive limiter
+    // paces out, nor for our own backoff step (the one cut per overload event slows the key).
+    const pauseBase = pause.ms > 0 && limiter !== undefined &&
+      (!ctx.adaptive || (pause.reason === "throttled" && signals.delay !== undefined));
+    if (pauseBase) {
+      limiter.pause(pause.ms);
+      paused = pause.ms;
+    }
+    if (ctx.adaptive) paused = Math.max(paused, ctx.adaptivePause);
+    config.onThrottle?.({ request: ctx.call.request, response, attempt, key, reason: pause.reason, delay: pause.requested, paused });
+  }
+  return { outcome: { kind: "response", status: response.status, serverDelay: signals.delay?.ms }, paused };
+}
+
+async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOutcome, paused: number): Promise<Decided> {
+  const { result, attempt } = ctx;
+  const response = result.response;
+  try {
+    const retryAfter = outcome.kind === "response" ? outcome.serverDelay : undefined;
+    const { shouldRetry, delay } = config;
+    const context = () => ({
+      request: ctx.call.request,
+      ...(response !== undefined ? { response } : { error: result.error }),
+      attempt,
+      ...(retryAfter !== undefined && { retryAfter }),
+    });
+    const decision = await decideRetry({
+      attempt,
+      outcome,
+      idempotent: ctx.idempotent,
+      replayable: ctx.replayable,
+      elapsed: config.clock.now() - ctx.started,
+      totalTimeout: config.totalTimeout,
+      maxWait: config.maxWait,
+      policy: config.policy,
+      random: config.random,
+      budget: config.budget,
+      shouldRetry: shouldRetry && (() => shouldRetry(context())),
+      delay: delay && ((computed) => delay({ ...context(), computed })),
+    });
+    return conclude(config, ctx, decision, paused);
+  } catch (error) {
+    // A hook threw: the call fails with its error, and the response's socket is freed.
+    if (response !== undefined) cancelBody(response);
+    throw error;
+  }
+}
+
+/** Tells `onResponse` and `onRetry` (when set) what was decided. Throws what a hook throws. */
+function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryDecision, paused: number): Decided {
+  const { result, attempt, key } = ctx;
+  const response = result.response;
+  if (response !== undefined && config.onResponse !== undefined) {
+    config.onResponse({
+      request: ctx.call.request, response, attempt, key, retrying: decision.retry, reason: decision.retry ? undefined : decision.reason,
+    });
+  }
+  if (!decision.retry) return FINAL;
+  config.onRetry?.({
+    request: ctx.call.request,
+    ...(response !== undefined ? { response } : { error: result.error }),
+    attempt,
+    delay: decision.delay,
+    throttled: decision.throttled,
+    key,
+  });
+  return { retry: true, delay: decision.delay, paused };
+}

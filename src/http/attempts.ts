@@ -1,0 +1,284 @@
+/**
+ * The attempts of one throttled-fetch call (see `throttled-fetch.ts` for the whole design): each
+ * attempt is one task on the limiter (or a reservation, with costs), after which `after-attempt.ts`
+ * reads the server's signals and decides; a retry waits through the limiter's pause or a sleep.
+ *
+ * @module
+ */
+import { abortReason } from "../limiters/gate.ts";
+import type { Limiter, ScheduleOptions } from "../limiters/limiter.ts";
+import type { Reservation } from "../limiters/reservation.ts";
+import { ARRIVAL, newArrival } from "../limiters/waiter.ts";
+import type { SendTag } from "../adaptive/controller.ts";
+import { type Admission, admitAdaptive, mustPace } from "../adaptive/rates.ts";
+import { isResponse, planBody } from "./body.ts";
+import { TimeoutError } from "./errors.ts";
+import { type HeldResponse, holdForRetry } from "./held-response.ts";
+import type { FetchInput, FetchLike, ResolvedOptions } from "./options.ts";
+import { scrubError, scrubText } from "./redact.ts";
+import { attemptInit, prepareCall } from "./request.ts";
+import { startFlight } from "./in-flight.ts";
+import { anySignal, sleep, startTimer, type Timer, untilAborted } from "./timers.ts";
+import { applySettle, asCostError, AttemptHold, checkCostResult, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
+import { slotCost } from "./slots.ts";
+import { afterAttempt, type AttemptResult, type Decided } from "./after-attempt.ts";
+import type { CallState } from "./throttled-fetch.ts";
+
+/**
+ * Runs a call's attempts until one is final, or the call fails. @internal
+ *
+ * @example
+ * ```ts
+ * const response = await runAttempts(config, url, init, fetch, init?.signal ?? undefined, new CallState(url, init), false);
+ * ```
+ */
+export async function runAttempts(
+  config: ResolvedOptions,
+  input: FetchInput,
+  init: RequestInit | undefined,
+  fetchImpl: FetchLike,
+  callSignal: AbortSignal | undefined,
+  state: CallState,
+  full: boolean,
+): Promise<Response> {
+  const { policy, clock } = config;
+  // Only a Request's body is read asynchronously; any other plan is at hand (no await hop).
+  const planned = planBody(input, init, policy.limit > 0, callSignal);
+  const plan = planned instanceof Promise ? await planned : planned;
+  if (callSignal?.aborted) throw abortReason(callSignal);
+  let call: ReturnType<typeof prepareCall>;
+  try {
+    call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods, full || !config.lean);
+  } catch (error) {
+    // fetch's TypeError for an invalid request may quote the URL: keep the type, drop credentials.
+    if (error instanceof TypeError) throw new TypeError(scrubText(error.message, state.secrets()));
+    throw error;
+  }
+  state.prepared = call;
+  const idempotent = policy.methods.has(call.method) || call.hasIdempotencyKey;
+  const replayable = plan.kind !== "streamed";
+  const permits = typeof config.permits === "function" ? config.permits(call.request) : config.permits;
+  // The cost before the key: a key may depend on what the cost read from the body (an LLM profile's
+  // budgets are per model, and the model is in the body).
+  const costs = config.costs;
+  // An async `cost` runs under the call's signal: the caller's abort and `totalTimeout` (armed
+  // before the call began) end the call while it is pending.
+  let cost: Cost | undefined;
+  if (costs === undefined || !costs.reserve) cost = undefined;
+  else if (typeof costs.cost !== "function") cost = costs.cost;
+  else {
+    // A streamed body (sent once, never buffered by us) is teed for `cost`, which may read it (an
+    // LLM profile estimates tokens from it): its copy is buffered only as far as `cost` reads, and
+    // what it leaves unread is cancelled once it returns. That request is the call's view for the
+    // other hooks too (`key`, `settle`, `onResponse` see the very object `cost` saw).
+    const body = init?.body;
+    if (plan.kind === "streamed" && typeof ReadableStream === "function" && body instanceof ReadableStream && !body.locked) {
+      const [forCost, forSend] = body.tee();
+      init = { ...init, body: forSend };
+      const request = new Request(call.request, { body: forCost, duplex: "half" } as RequestInit);
+      call = { method: call.method, url: call.url, headers: call.headers, hasIdempotencyKey: call.hasIdempotencyKey, request };
+      state.prepared = call;
+    }
+    try {
+      cost = checkedCost(await untilAborted(costs.cost(call.request), callSignal), costs.named);
+    } finally {
+      const teed = plan.kind === "streamed" ? call.request.body : null;
+      if (teed !== null && !teed.locked) teed.cancel().catch(() => {});
+    }
+  }
+  // With a KeyedLimiter or `adaptive`: one limiter, and one learned rate, per key.
+  const key = config.keyed === undefined && config.adaptive === undefined ? undefined : config.key(call.request);
+  if (key !== undefined && typeof key !== "string") {
+    throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
+  }
+  // Read only against a finite `totalTimeout` (elapsed + delay ≥ Infinity never holds): no clock read otherwise.
+  const started = config.totalTimeout === Infinity ? 0 : clock.now();
+  // The response being retried, until its retry is sent (then discarded) or refused (then returned).
+  let held: HeldResponse | undefined;
+  const priority = config.priority === undefined && init?.priority === undefined ? 0 : priorityOf(init, () => call.request, config.priority);
+  // Every attempt's window slot counts from its response (`countFrom: "completion"`), also on a
+  // window the user built counting from the grant: safe at a strict server's documented limit
+  // whatever the latency, like the `limit`/`interval` shorthand. Limiters without a window ignore it.
+  const scheduleOptions: ScheduleOptions = config.maxWait === undefined
+    ? { permits, signal: callSignal, countFrom: "completion" }
+    : { permits, signal: callSignal, maxWait: config.maxWait, countFrom: "completion" };
+  if (priority !== 0) (scheduleOptions as { priority?: number }).priority = priority;
+  // A retry waits in the call's place in the queue, not behind everyone who came since (see README
+  // "A retry keeps its place"): the arrival number the first attempt queues with, kept.
+  const place = newArrival();
+  let retryOptions: ScheduleOptions | undefined;
+  // With `maxConcurrent` alone: attempts are tasks held until their body ends (see `scheduleUntilEnd`).
+  // (A task of `permits` takes that many of every member, slots too: other costs reserve instead.)
+  const slotOnly = costs !== undefined && !costs.reserve && permits === 1;
+  const reserved = costs === undefined || slotOnly ? undefined : cost ?? permits;
+  config.budget?.deposit();
+  // Per attempt, a controller and a timer only for a finite `timeout` (the caller's signal alone
+  // is passed as is); the caller's init unchanged when nothing in it needs replacing.
+  const timed = config.timeout !== Infinity;
+  const lean = !full;
+
+  try {
+    for (;;) {
+      // Looked up per attempt: a KeyedLimiter may have replaced an idle key's limiter meanwhile.
+      const limiter: Limiter | undefined = config.keyed === undefined
+        ? config.limiter
+        : config.slotsOf === undefined ? config.keyed.get(key!) : config.slotsOf(config.keyed.get(key!), key!);
+      // The key's learned rate (with `adaptive`): waited for first, fed each answer. Retries come
+      // through here again, so they pay the learned rate too.
+      const ceiling = config.adaptive === undefined ? Infinity : config.ceiling(limiter);
+      const adaptive = config.adaptive?.get(key!, ceiling);
+      let admitted: Admission | undefined;
+      let tag: SendTag | undefined;
+      let adaptivePause = 0;
+      let sent = false;
+      let timedOut: TimeoutError | undefined;
+      let inFlight = 0; // the other requests on this limiter in flight when the response came
+      let result: AttemptResult;
+      let hold: AttemptHold | undefined;
+      let endSlot: (() => void) | undefined;
+      const options = state.attempts === 0 ? scheduleOptions : retryOptions ??= { ...scheduleOptions, [ARRIVAL]: place } as ScheduleOptions;
+      try {
+        if (adaptive !== undefined) {
+          const options = config.maxWait === undefined ? { signal: callSignal } : { signal: callSignal, maxWait: config.maxWait };
+          admitted = await admitAdaptive(adaptive, options, ceiling);
+        }
+        const queuedAt = adaptive === undefined ? 0 : clock.now(); // read only with `adaptive`
+        const send = async () => {
+          // Held by the limiter (its pause, its window) after the learned rate admitted it, or
+          // passed at the ceiling before a cut: the learned rate paces it again now, so attempts
+          // queued there do not leave together when the limiter lets them go.
+          if (adaptive !== undefined && (admitted!.passed || clock.now() - queuedAt >= 1) && mustPace(adaptive, ceiling)) {
+            const again = await admitAdaptive(adaptive, { signal: callSignal }, ceiling);
+            admitted = { ...again, waited: again.waited || admitted!.waited };
+          }
+          sent = true;
+          if (adaptive !== undefined) tag = adaptive.onSent(admitted!.waited);
+          const attempts = ++state.attempts;
+          held?.discard();
+          held = undefined;
+          let timer: Timer | undefined;
+          let signal = callSignal;
+          if (timed || full) {
+            const attempt = new AbortController();
+            timer = startTimer(clock, config.timeout, () => {
+              timedOut = new TimeoutError(state.label(), "attempt", config.timeout, attempts);
+              attempt.abort(timedOut);
+            });
+            signal = anySignal([callSignal, timed ? attempt.signal : undefined]);
+          }
+          const flight = startFlight(limiter ?? adaptive!);
+          try {
+            const response = await fetchImpl(input, attemptInit(init, plan, call.headers, signal, lean));
+            inFlight = flight.others();
+            return response;
+          } finally {
+            flight.end();
+            timer?.cancel();
+          }
+        };
+        let response: Response;
+        if (limiter === undefined) response = await send();
+        else if (slotOnly) {
+          const scheduled = scheduleUntilEnd(limiter, send, options);
+          endSlot = scheduled.end;
+          response = await scheduled.response;
+        } else if (reserved === undefined) response = await limiter.schedule(send, options);
+        else {
+          const asked = costs!.maxConcurrent === undefined ? reserved : slotCost(limiter, reserved);
+          const reservation = await reserveOn(limiter, asked, options, costs!.named);
+          // Granted, but the caller left before anything was sent: everything goes back.
+          if (callSignal?.aborted) {
+            reservation.cancel();
+            throw abortReason(callSignal);
+          }
+          hold = new AttemptHold(reservation, clock, { slot: costs!.maxConcurrent !== undefined, slotTimeout: costs!.slotTimeout });
+          response = await send();
+        }
+        if (tag !== undefined && isResponse(response)) adaptivePause = adaptive!.onResponse(tag, response).pauseMs;
+        result = { response };
+      } catch (error) {
+        hold?.release(); // a failed attempt counts as reserved
+        // Not sent: the limiter refused or the wait was aborted; nothing was taken. A refused retry
+        // gives the caller the response it already had (the README's promise), not the refusal.
+        if (!sent) {
+          admitted?.cancel(); // the learned rate's permit, taken for an attempt never sent
+          if (held !== undefined && !callSignal?.aborted) {
+            const last = held.response;
+            held = undefined;
+            return last;
+          }
+          throw error;
+        }
+        if (tag !== undefined) adaptive!.onAbandoned(tag);
+        // The caller's abort (or the total timeout) wins over whatever the attempt failed with.
+        if (callSignal?.aborted) throw abortReason(callSignal);
+        // An attempt cut off by our timeout fails with the TimeoutError, whatever fetch made of the abort.
+        result = timedOut !== undefined ? { error: timedOut, timedOut: true } : { error: scrubError(error, state.secrets()), timedOut: false };
+      }
+
+      if (result.response !== undefined && !isResponse(result.response)) {
+        hold?.release();
+        endSlot?.();
+        throw new TypeError(`\`fetch\` must resolve with a Response, got ${typeof result.response}`);
+      }
+      let decided: Decided;
+      try {
+        const after = afterAttempt(config, {
+          call, result, attempt: state.attempts, key, limiter, adaptive: adaptive !== undefined, adaptivePause, idempotent, replayable, started, inFlight,
+        });
+        // Decided at once unless a hook or the decision needs awaiting (no hop for a final response).
+        decided = after instanceof Promise ? await after : after;
+      } catch (error) {
+        hold?.release();
+        endSlot?.();
+        throw error;
+      }
+      if (endSlot !== undefined && result.response !== undefined) {
+        if (decided.retry === false) return trackBody(result.response, endSlot, clock, costs!.slotTimeout);
+        endSlot(); // a retried body is discarded: its slot ends now
+      }
+      if (hold !== undefined && result.response !== undefined) {
+        // `settle` reads every response, retried ones too; the caller (or the retry's drain) gets
+        // the response it hands back.
+        const response = applySettle(costs!.settle, result.response, { request: call.request, reserved: reserved!, attempt: state.attempts }, hold);
+        if (decided.retry === false) {
+          return costs!.maxConcurrent === undefined ? response : trackBody(response, (idle) => hold.bodyEnded(idle), clock, costs!.slotTimeout);
+        }
+        result = { response };
+        hold.bodyEnded(); // a retried body is discarded: its slot ends now
+      }
+      if (decided.retry === false) {
+        if (result.response !== undefined) return result.response;
+        throw result.error;
+      }
+      // Wait out the part of the delay the limiter's pause does not already cover, draining the
+      // retried body meanwhile (see held-response.ts).
+      const sleepMs = decided.paused > 0 && decided.delay <= decided.paused ? 0 : decided.delay;
+      const holding = result.response === undefined ? undefined : holdForRetry(result.response, clock, callSignal);
+      const waited = sleep(clock, sleepMs, callSignal);
+      waited.catch(() => {}); // awaited below, once the body is held (so an abort still discards it)
+      if (holding !== undefined) held = await holding;
+      await waited;
+    }
+  } finally {
+    held?.discard();
+  }
+}
+
+/** Reserves `cost` on `limiter`, which must support reservations (every built-in limiter does). */
+function reserveOn(limiter: Limiter, cost: Cost, options: ScheduleOptions, named: "cost" | "permits"): Promise<Reservation> {
+  if (typeof limiter.reserve !== "function") {
+    throw new TypeError("`cost`, `settle` and `maxConcurrent` need a limiter with `reserve()` (every sluice limiter has it)");
+  }
+  const { permits: _, ...rest } = options;
+  try {
+    return limiter.reserve(cost, rest).catch((error: unknown) => Promise.reject(asCostError(error, named)));
+  } catch (error) {
+    throw asCostError(error, named);
+  }
+}
+
+/** A `cost` function's result, checked as `cost` (a `permits` function's is checked by the limiter). */
+function checkedCost(value: Cost, named: "cost" | "permits"): Cost {
+  return named === "cost" ? checkCostResult(value) : value;
+}
