@@ -66,14 +66,20 @@ const body = [
   "limit is hit on purpose. Latency 50–400 ms.",
   "",
   table(
-    ["calls", "ok", "secondary 403s", "requests sent while paused", "most in flight", "virtual min"],
-    [[String(gh.calls), String(gh.ok), String(gh.secondary403), String(gh.sentDuringPause), String(gh.maxInFlight), minutes(gh.durationMs)]],
-    ["r", "r", "r", "r", "r", "r"],
+    ["calls", "ok", "secondary 403s", "sent to the paused resource", "sent to other resources meanwhile", "most in flight", "virtual min"],
+    [[
+      String(gh.calls), String(gh.ok), String(gh.secondary403), String(gh.sentDuringPause), String(gh.othersSentDuringPause),
+      String(gh.maxInFlight), minutes(gh.durationMs),
+    ]],
+    ["r", "r", "r", "r", "r", "r", "r"],
   ),
   "",
-  "The 403s are one burst: the writes in flight when the first refusal came. Every caller then pauses (nothing",
-  "is sent on any resource until the retry-after runs out), the writes budget drops to the 20 a minute GitHub",
-  "accepted, and the refused calls are retried in their place.",
+  "The 403s are one burst: the writes in flight when the first refusal came. Every caller of the refused",
+  "resource (`x-ratelimit-resource: core`) then pauses (nothing is sent to it until the retry-after runs out;",
+  "other resources are not held back — here the searches were done before the refusal), the writes budget",
+  "drops to the 20 a minute GitHub accepted, and the refused calls are retried in their place, as",
+  "server-timed retries that spend no retry budget. `test/vendors/github-resources.test.ts` shows core",
+  "flowing while search is paused.",
 ].join("\n");
 const section = marked("vendors", body);
 

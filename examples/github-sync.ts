@@ -2,8 +2,9 @@
  * A sync job through `github()` against the simulated GitHub API, in virtual time: 300 issue reads,
  * 40 searches and 120 comments, on an account whose content-creating limit (20 a minute here) is
  * below the documented 80 the profile assumes — so the secondary limit is hit on purpose. Every
- * caller pauses on the refusal (nothing is sent on any resource until its retry-after runs out), the
- * refused calls are retried in their place, and every call succeeds: no 403 storm.
+ * caller of the refused resource (core) pauses on the refusal (nothing is sent to it until its
+ * retry-after runs out; searches go on), the refused calls are retried in their place, and every
+ * call succeeds: no 403 storm.
  *
  *   node examples/github-sync.ts
  *
@@ -14,6 +15,7 @@
 import { runGitHubSync } from "./support/github-sync.ts";
 
 const r = await runGitHubSync();
-console.log(`calls ${r.calls}, ok ${r.ok}, secondary 403s ${r.secondary403}, sent while paused ${r.sentDuringPause}, ` +
+console.log(`calls ${r.calls}, ok ${r.ok}, secondary 403s ${r.secondary403}, sent to a paused resource ${r.sentDuringPause}, ` +
+  `to other resources meanwhile ${r.othersSentDuringPause}, ` +
   `most in flight ${r.maxInFlight}, ${(r.durationMs / 60_000).toFixed(1)} virtual min`);
 console.log("done: github-sync");

@@ -71,7 +71,7 @@ export type { Cost, SettleContext, SettleFunction, SettleResult } from "./http/c
 export type { BackoffDefaults, BudgetDefaults, HttpDefaults, RetryDefaults } from "./http/defaults.ts";
 export { RetryBudget, type RetryBudgetOptions } from "./http/budget.ts";
 export { TimeoutError } from "./http/errors.ts";
-export type { NoRetryReason } from "./http/retry.ts";
+export type { NoRetryReason, RetryVerdict, ServerTimedRetry } from "./http/retry.ts";
 export { isReplayableBody } from "./http/body.ts";
 export {
   EPOCH_SECONDS_THRESHOLD,

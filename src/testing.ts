@@ -8,6 +8,7 @@
  * - Vendor simulators: {@link OpenAISimulator}, {@link AnthropicSimulator}, {@link GitHubSimulator}.
  * - {@link createSimulatedFetch}: a `fetch` answered by a simulated server in virtual time, with
  *   counters of what the server saw.
+ * - As msw handlers, for code that calls the global `fetch`: `sluice/testing/msw`.
  *
  * Web-standard only, no dependencies: runs on Node, Deno, Bun and browsers.
  *

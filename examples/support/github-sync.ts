@@ -2,8 +2,9 @@
  * A sync job against a simulated GitHub: reads issues (core), searches (search), and posts comments
  * (content-creating) — with the account's content-creating limit set *below* what the profile
  * assumes, so the secondary limit is hit on purpose. What `examples/github-sync.ts`, the tests and
- * `bench/vendors.ts` measure: every caller pauses on a secondary refusal (no request is sent while
- * the pause lasts, on any resource), so refusals come in one short burst per pause, not a storm.
+ * `bench/vendors.ts` measure: every caller of the refused resource pauses on a secondary refusal (no
+ * request of that resource is sent while the pause lasts; the other resources go on), so refusals
+ * come in one short burst per pause, not a storm.
  */
 import { createThrottledFetch } from "../../src/index.ts";
 import { createSimulatedFetch, GitHubSimulator, ManualClock } from "../../src/testing.ts";
@@ -27,8 +28,10 @@ export interface SyncResult {
   readonly ok: number;
   /** Secondary-limit refusals (403) the server answered. */
   readonly secondary403: number;
-  /** Requests sent while a secondary pause was in force (after its refusal arrived, before its retry-after ran out). */
+  /** Requests of the refused resource sent while its secondary pause was in force (after the refusal arrived, before its retry-after ran out). */
   readonly sentDuringPause: number;
+  /** Requests of *other* resources sent during those pauses (they are not held back). */
+  readonly othersSentDuringPause: number;
   /** The most requests in flight at once, at the server. */
   readonly maxInFlight: number;
   /** Virtual ms from the first call to the last response. */
@@ -43,13 +46,16 @@ export async function runGitHubSync(options: SyncOptions = {}): Promise<SyncResu
   const server = new GitHubSimulator({ contentCreation: { perMinute: options.serverWritesPerMinute ?? 20, perHour: 500 } });
   const simulated = createSimulatedFetch({ server, clock, latency: { min: 50, max: 400 } });
   // Record when each request left and when each refusal came back, to check the pauses.
-  const sent: number[] = [];
-  const pauses: { from: number; until: number }[] = [];
+  const sent: { at: number; resource: string }[] = [];
+  const pauses: { from: number; until: number; resource: string }[] = [];
   const recording = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    sent.push(clock.now());
+    const url = input instanceof Request ? input.url : String(input);
+    sent.push({ at: clock.now(), resource: GitHubSimulator.resourceOf(new URL(url).pathname) });
     const response = await simulated(input, init);
     const retryAfter = Number(response.headers.get("retry-after") ?? "NaN");
-    if (response.status === 403 && Number.isFinite(retryAfter)) pauses.push({ from: clock.now(), until: clock.now() + retryAfter * 1000 });
+    if (response.status === 403 && Number.isFinite(retryAfter)) {
+      pauses.push({ from: clock.now(), until: clock.now() + retryAfter * 1000, resource: response.headers.get("x-ratelimit-resource")! });
+    }
     return response;
   };
   const gh = createThrottledFetch({ ...github({ clock }), fetch: recording });
@@ -74,7 +80,8 @@ export async function runGitHubSync(options: SyncOptions = {}): Promise<SyncResu
     calls: calls.length,
     ok,
     secondary403: pauses.length,
-    sentDuringPause: sent.filter((t) => pauses.some((p) => t > p.from && t < p.until)).length,
+    sentDuringPause: sent.filter((s) => pauses.some((p) => s.resource === p.resource && s.at > p.from && s.at < p.until)).length,
+    othersSentDuringPause: sent.filter((s) => pauses.some((p) => s.resource !== p.resource && s.at > p.from && s.at < p.until)).length,
     maxInFlight: simulated.stats.maxInFlight,
     durationMs: last,
   };

@@ -9,7 +9,7 @@ import type { Limiter } from "../limiters/limiter.ts";
 import { cancelBody } from "./held-response.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
-import { pauseFor, readServerSignals } from "./throttle.ts";
+import { pauseFor, pauseLimiter, readServerSignals } from "./throttle.ts";
 
 /** What one attempt produced. @internal */
 export type AttemptResult =
@@ -92,7 +92,7 @@ function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: A
     const pauseBase = pause.ms > 0 && limiter !== undefined &&
       (!ctx.adaptive || (pause.reason === "throttled" && signals.delay !== undefined));
     if (pauseBase) {
-      limiter.pause(pause.ms);
+      pauseLimiter(limiter, pause.ms, config.policy.pauseDimensions);
       paused = pause.ms;
     }
     if (ctx.adaptive) paused = Math.max(paused, ctx.adaptivePause);
@@ -127,6 +127,14 @@ async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: Att
       shouldRetry: shouldRetry && (() => shouldRetry(context())),
       delay: delay && ((computed) => delay({ ...context(), computed })),
     });
+    // `shouldRetry` said the server timed this retry ({ retryAfter }): every caller waits for it,
+    // as for a Retry-After the fetch read itself.
+    const timed = decision.retry ? decision.timedByHook : undefined;
+    if (timed !== undefined && timed > paused && ctx.limiter !== undefined) {
+      pauseLimiter(ctx.limiter, timed, config.policy.pauseDimensions);
+      paused = timed;
+      config.onThrottle?.({ request: ctx.call.request, response: response!, attempt, key: ctx.key, reason: "throttled", delay: timed, paused });
+    }
     return conclude(config, ctx, decision, paused);
   } catch (error) {
     // A hook threw: the call fails with its error, and the response's socket is freed.

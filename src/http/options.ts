@@ -9,7 +9,7 @@ import type { Limiter } from "../limiters/limiter.ts";
 import type { KeyedLimiter } from "../limiters/keyed.ts";
 import type { AdaptiveRates, AdaptiveRatesOptions } from "../adaptive/rates.ts";
 import type { RetryBudget, RetryBudgetOptions } from "./budget.ts";
-import type { NoRetryReason } from "./retry.ts";
+import type { NoRetryReason, RetryVerdict } from "./retry.ts";
 import type { Cost, SettleFunction } from "./costs.ts";
 
 export { resolveOptions, type ResolvedOptions } from "./resolve-options.ts";
@@ -40,9 +40,11 @@ export type FetchInput = string | URL | Request;
  *
  * @example
  * ```ts
- * // GitHub answers an exhausted quota with 403: retry it like a 429.
+ * // GitHub answers an exhausted quota with 403: retry it like a 429, at the reset (epoch seconds).
  * const shouldRetry = ({ response }: RetryContext) =>
- *   response?.status === 403 && response.headers.get("x-ratelimit-remaining") === "0" ? true : undefined;
+ *   response?.status === 403 && response.headers.get("x-ratelimit-remaining") === "0"
+ *     ? { retryAfter: Math.max(0, Number(response.headers.get("x-ratelimit-reset")) * 1000 - Date.now() + 1000) }
+ *     : undefined;
  * ```
  */
 export interface RetryContext {
@@ -104,10 +106,30 @@ export interface RetryOptions {
   budget?: RetryBudget | RetryBudgetOptions | false;
   /**
    * Overrides the retry rule for one outcome: `true` retry, `false` don't, `undefined` use the
-   * rule. It cannot lift the hard limits (`limit`, streamed bodies, `maxRetryAfter`, `totalTimeout`,
-   * budget).
+   * rule, or `{ retryAfter: ms }` — retry, the server asked for this delay in a way the fetch does
+   * not read (a 403 whose body names a rate limit): the retry then counts like a 429 with that
+   * Retry-After (the limiter pauses for it, `onThrottle` is told, no retry budget is spent; past
+   * `maxRetryAfter` it is not retried). It cannot lift the hard limits (`limit`, streamed bodies,
+   * `maxRetryAfter`, `totalTimeout`, budget).
+   * @example
+   * ```ts
+   * shouldRetry: ({ response }) => response?.status === 403 && response.headers.get("x-ratelimit-remaining") === "0"
+   *   ? { retryAfter: 60_000 } : undefined,
+   * ```
    */
-  shouldRetry?: (context: RetryContext) => boolean | undefined | PromiseLike<boolean | undefined>;
+  shouldRetry?: (context: RetryContext) => RetryVerdict | PromiseLike<RetryVerdict>;
+  /**
+   * With a limiter of named dimensions (`combine({ requests, concurrent })`, per key with a
+   * `KeyedLimiter`): the dimensions a server's delay or exhausted quota pauses; the others keep
+   * granting to whoever else shares them. Names a combination lacks are skipped; when it has none
+   * of them, the whole limiter pauses. @default every dimension (the whole limiter)
+   * @example
+   * ```ts
+   * // A 429 on one model pauses its requests, not the slots shared with other models.
+   * retry: { pauseDimensions: ["requests", "tokens"] },
+   * ```
+   */
+  pauseDimensions?: readonly string[];
   /**
    * Overrides the delay before a retry, in ms; `undefined` keeps the computed one. It can shorten
    * the backoff but never the server's delay.

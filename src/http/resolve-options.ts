@@ -99,6 +99,14 @@ function methodList(value: unknown): ReadonlySet<string> {
   return new Set(value.map((m: string) => m.toUpperCase()));
 }
 
+function dimensionList(value: unknown): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.length === 0 || value.some((d) => typeof d !== "string" || d === "")) {
+    throw new TypeError(`\`retry.pauseDimensions\` must be a non-empty array of dimension names, got ${describeValue(value)}`);
+  }
+  return [...value as string[]];
+}
+
 function statusList(value: unknown): ReadonlySet<number> {
   if (!Array.isArray(value) || value.some((s) => !Number.isInteger(s) || s < 100 || s > 599)) {
     throw new TypeError(`\`retry.statusCodes\` must be an array of HTTP statuses (100–599), got ${describeValue(value)}`);
@@ -197,6 +205,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     statusCodes: statusList(r.statusCodes ?? d.statusCodes),
     maxRetryAfter,
     backoff: { base, cap },
+    pauseDimensions: dimensionList(r.pauseDimensions),
   };
 
   const resolved: Omit<ResolvedOptions, "lean"> = {

@@ -16,6 +16,11 @@
  *   no clamping, no early retry); when the wait would end past `totalTimeout` or exceed `maxWait`;
  *   when the retry budget is spent (throttled retries excepted).
  *
+ * A `shouldRetry` hook may also answer `{ retryAfter: ms }`: "retry, and the server asked for this
+ * delay" (GitHub's 403 refusals, a delay read from the body): the retry then counts as the server's,
+ * like a 429 with Retry-After — exempt from the budget, refused past `maxRetryAfter`, its delay
+ * never shortened — and the loop pauses the shared limiter for it.
+ *
  * The delay: the server's delay when it gave one, else exponential backoff with full jitter,
  * `random(0, min(cap, base·2ⁿ⁻¹))` for the n-th retry; never less than the server asked, whatever
  * the `delay` hook says. A throttled response without a delay waits the full backoff step
@@ -25,6 +30,7 @@
  * @module
  */
 import type { RetryBudget } from "./budget.ts";
+import { nonNegativeFinite } from "../validate.ts";
 
 /** The settings the decision reads (resolved from `RetryOptions` and `DEFAULTS`). */
 export interface RetryPolicy {
@@ -38,7 +44,44 @@ export interface RetryPolicy {
   readonly maxRetryAfter: number;
   /** Full-jitter backoff parameters, in ms. */
   readonly backoff: { readonly base: number; readonly cap: number };
+  /**
+   * The dimensions of a named combination that a server's delay pauses (`retry.pauseDimensions`);
+   * `undefined` pauses the whole limiter.
+   */
+  readonly pauseDimensions?: readonly string[] | undefined;
 }
+
+/**
+ * A `shouldRetry` answer saying the server timed the retry: retry after `retryAfter` ms, which the
+ * server asked for in a way the fetch does not read by itself (a 403 with a rate-limit body, a
+ * vendor header). The retry is treated like a 429 with that Retry-After: the shared limiter pauses
+ * for it (every caller waits; see `retry.pauseDimensions`), `onThrottle` is told, it is exempt from
+ * the retry budget, and a delay past `maxRetryAfter` is not retried (the caller gets the response).
+ * After an attempt that got no response it acts as `true` with at least that delay.
+ *
+ * @example
+ * ```ts
+ * const shouldRetry = ({ response }: RetryContext): RetryVerdict =>
+ *   response?.status === 403 && response.headers.get("x-ratelimit-remaining") === "0"
+ *     ? { retryAfter: 60_000 }
+ *     : undefined;
+ * ```
+ */
+export interface ServerTimedRetry {
+  /** The server's delay before the retry, in ms (a non-negative finite number, rounded up). */
+  readonly retryAfter: number;
+}
+
+/**
+ * What a `shouldRetry` hook answers: `true` retry, `false` don't, `undefined` let the rule decide, or
+ * a {@link ServerTimedRetry}.
+ *
+ * @example
+ * ```ts
+ * const verdicts: RetryVerdict[] = [true, false, undefined, { retryAfter: 2000 }];
+ * ```
+ */
+export type RetryVerdict = boolean | undefined | ServerTimedRetry;
 
 /** How an attempt ended, as far as the decision cares. */
 export type AttemptOutcome =
@@ -86,8 +129,13 @@ export type RetryDecision =
     readonly retry: true;
     /** How long to wait before the next attempt, in ms (never less than the server asked). */
     readonly delay: number;
-    /** The server throttled this request (429, or 503 with a delay). */
+    /** The server throttled this request (429, or 503 with a delay, or a {@link ServerTimedRetry}). */
     readonly throttled: boolean;
+    /**
+     * Set when a {@link ServerTimedRetry} timed the retry after a response: the server's delay, ms,
+     * which the loop pauses the shared limiter for (the response alone did not make it pause).
+     */
+    readonly timedByHook?: number;
   }
   | {
     readonly retry: false;
@@ -117,7 +165,7 @@ export interface RetryInput {
   /** Spent for each retry the server did not time. */
   readonly budget?: RetryBudget | undefined;
   /** The user's `shouldRetry` hook, bound to this attempt: `undefined` = the rule decides. */
-  readonly shouldRetry?: (() => boolean | undefined | PromiseLike<boolean | undefined>) | undefined;
+  readonly shouldRetry?: (() => RetryVerdict | PromiseLike<RetryVerdict>) | undefined;
   /** The user's `delay` hook, bound to this attempt, given the computed delay: `undefined` = keep it. */
   readonly delay?: ((computed: number) => number | undefined) | undefined;
 }
@@ -197,27 +245,38 @@ export async function decideRetry(input: RetryInput): Promise<RetryDecision> {
   if (input.attempt > policy.limit) return { retry: false, reason: "attempts" };
   if (!input.replayable) return { retry: false, reason: "streamed-body" };
   const verdict = input.shouldRetry === undefined ? undefined : await input.shouldRetry();
-  if (verdict !== undefined && typeof verdict !== "boolean") {
-    throw new TypeError(`\`retry.shouldRetry\` must return true, false or undefined, got ${String(verdict)}`);
-  }
-  if (!(verdict ?? byRule)) return { retry: false, reason: "not-retryable" };
+  const timed = hookDelay(verdict);
+  if (timed === undefined && !(verdict as boolean | undefined ?? byRule)) return { retry: false, reason: "not-retryable" };
 
-  const serverDelay = outcome.kind === "response" ? outcome.serverDelay : undefined;
+  const answered = outcome.kind === "response";
+  // The hook's delay is the server's too (read where the fetch does not look); the longer one holds.
+  const serverDelay = answered
+    ? timed === undefined ? outcome.serverDelay : Math.max(timed, outcome.serverDelay ?? 0)
+    : undefined;
   if (serverDelay !== undefined && serverDelay > policy.maxRetryAfter) {
     return { retry: false, reason: "retry-after-too-long", delay: serverDelay };
   }
-  const throttled = isThrottled(outcome);
+  const throttled = isThrottled(outcome) || (answered && timed !== undefined);
   const computed = throttled && serverDelay === undefined
     ? backoffStep(input.attempt, policy.backoff)
-    : Math.max(serverDelay ?? 0, backoffDelay(input.attempt, policy.backoff, input.random));
+    : Math.max(serverDelay ?? 0, timed ?? 0, backoffDelay(input.attempt, policy.backoff, input.random));
   const chosen = input.delay === undefined ? undefined : input.delay(computed);
   if (chosen !== undefined && (typeof chosen !== "number" || !(chosen >= 0) || !Number.isFinite(chosen))) {
     throw new RangeError(`\`retry.delay\` must return a non-negative finite number of ms or undefined, got ${String(chosen)}`);
   }
   // The hook may shorten our backoff, never the server's delay.
-  const delay = Math.max(chosen ?? computed, serverDelay ?? 0);
+  const delay = Math.max(chosen ?? computed, serverDelay ?? 0, timed ?? 0);
   if (input.elapsed + delay >= input.totalTimeout) return { retry: false, reason: "total-timeout" };
   if (input.maxWait !== undefined && delay > input.maxWait) return { retry: false, reason: "max-wait" };
   if (!throttled && input.budget !== undefined && !input.budget.tryWithdraw()) return { retry: false, reason: "budget" };
-  return { retry: true, delay, throttled };
+  return answered && timed !== undefined ? { retry: true, delay, throttled, timedByHook: serverDelay! } : { retry: true, delay, throttled };
+}
+
+/** The delay of a {@link ServerTimedRetry} answer (ms, rounded up), `undefined` for a boolean or none; bad answers throw. */
+function hookDelay(verdict: unknown): number | undefined {
+  if (verdict === undefined || typeof verdict === "boolean") return undefined;
+  if (typeof verdict !== "object" || verdict === null) {
+    throw new TypeError(`\`retry.shouldRetry\` must return true, false, undefined or { retryAfter }, got ${String(verdict)}`);
+  }
+  return Math.ceil(nonNegativeFinite("retry.shouldRetry().retryAfter", (verdict as { retryAfter?: unknown }).retryAfter));
 }

@@ -9,6 +9,10 @@
  * request is rejected. Delays longer than `maxRetryAfter` pause nobody: the server's
  * response goes back to the caller instead of the whole client stalling for hours.
  *
+ * What pauses is the attempt's limiter — or, with `retry.pauseDimensions`, only those named members
+ * of it ({@link pauseLimiter}): a combination of a resource's budget and slots shared with other
+ * resources pauses the budget, and the other resources keep their slots.
+ *
  * Two loops apply these decisions, the same way: the throttled fetch (`throttled-fetch.ts`) and the
  * undici interceptor (`integrations/undici/`), which reads undici's raw headers through a
  * `HeadersLike` view.
@@ -139,4 +143,37 @@ export function pauseFor(
   }
   const tooLong = fromServer && requested > policy.maxRetryAfter;
   return { ms: tooLong ? 0 : requested, reason, requested, tooLong };
+}
+
+/** The part of a limiter {@link pauseLimiter} uses: `pause`, and a combination's named members. */
+interface Pausable {
+  pause(ms: number, reason?: string): void;
+  readonly dimensionNames?: readonly string[] | null;
+  readonly members?: readonly Pausable[];
+}
+
+/**
+ * Pauses `limiter` for `ms` — only its dimensions named in `dimensions` when it is a combination
+ * of named members (`combine({ requests, tokens })`) that has some of them: the other dimensions
+ * keep granting to the other combinations that share them (GitHub's concurrency cap, shared by
+ * every resource). Names the combination lacks are skipped; with none of them (or no
+ * `dimensions`), the whole limiter pauses, so a pause is never lost.
+ *
+ * @example
+ * ```ts
+ * pauseLimiter(combine({ requests: search, concurrent }), 60_000, ["requests"]); // only `search` pauses
+ * ```
+ */
+export function pauseLimiter(limiter: Pausable, ms: number, dimensions: readonly string[] | undefined): void {
+  const names = dimensions === undefined ? null : limiter.dimensionNames ?? null;
+  let paused = false;
+  if (names !== null && limiter.members !== undefined) {
+    for (let i = 0; i < names.length; i++) {
+      if (dimensions!.includes(names[i]!)) {
+        limiter.members[i]!.pause(ms);
+        paused = true;
+      }
+    }
+  }
+  if (!paused) limiter.pause(ms);
 }

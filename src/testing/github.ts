@@ -16,7 +16,8 @@
  *   does not see). Answered **403** (or 429, `secondaryStatus`) with a
  *   message containing "secondary rate limit" and a `retry-after` in seconds: the exact wait for the
  *   per-minute and per-hour limits, 60 for concurrency (the docs' "wait at least one minute").
- *   Not modelled: 900 points/min per endpoint, 90 s of CPU per minute, ≥ 1 s between mutations.
+ *   Not modelled: 900 points/min per endpoint, 90 s of CPU per minute, ≥ 1 s between mutations
+ *   (`secondaryLimit` refuses requests by any rule of yours instead).
  * - Refused requests count against nothing.
  *
  * @module
@@ -75,6 +76,17 @@ export interface GitHubSimulatorOptions {
   graphqlCost?: (request: Request) => number;
   /** The JSON body of a successful answer. @default {} */
   respond?: (request: Request) => unknown;
+  /**
+   * Refuses a request with a secondary limit when it returns a delay (ms, sent as `retry-after`
+   * rounded up to seconds): the limits this model does not see (900 points a minute per endpoint,
+   * CPU time), or a refusal on purpose in a test. Asked after the concurrency check, before the
+   * primary quota; `undefined` lets the request go on. @default none
+   * @example
+   * ```ts
+   * new GitHubSimulator({ secondaryLimit: ({ resource, now }) => (resource === "search" && now < 1000 ? 30_000 : undefined) });
+   * ```
+   */
+  secondaryLimit?: (request: { readonly method: string; readonly path: string; readonly resource: GitHubResource; readonly now: number }) => number | undefined;
   /** Wall-clock epoch ms of virtual `now = 0`, for `x-ratelimit-reset` and `Date`. @default 2026-01-01T00:00:00Z */
   epochMs?: number;
 }
@@ -112,6 +124,7 @@ export class GitHubSimulator implements SimulatedServer {
   readonly #perHour: SlidingLogServer;
   readonly #graphqlCost: ((request: Request) => number) | undefined;
   readonly #respond: ((request: Request) => unknown) | undefined;
+  readonly #secondaryLimit: GitHubSimulatorOptions["secondaryLimit"];
   readonly #epoch: number;
 
   /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
@@ -133,11 +146,12 @@ export class GitHubSimulator implements SimulatedServer {
     const cc = optionsObject("contentCreation", o.contentCreation);
     this.#perMinute = new SlidingLogServer({ limit: positiveInteger("contentCreation.perMinute", cc.perMinute ?? 80), interval: 60_000, headers: [] });
     this.#perHour = new SlidingLogServer({ limit: positiveInteger("contentCreation.perHour", cc.perHour ?? 500), interval: HOUR, headers: [] });
-    for (const [name, fn] of [["graphqlCost", o.graphqlCost], ["respond", o.respond]] as const) {
+    for (const [name, fn] of [["graphqlCost", o.graphqlCost], ["respond", o.respond], ["secondaryLimit", o.secondaryLimit]] as const) {
       if (fn !== undefined && typeof fn !== "function") throw new TypeError(`\`${name}\` must be a function, got ${describeValue(fn)}`);
     }
     this.#graphqlCost = o.graphqlCost;
     this.#respond = o.respond;
+    this.#secondaryLimit = o.secondaryLimit;
     this.#epoch = o.epochMs ?? DEFAULT_EPOCH_MS;
   }
 
@@ -183,6 +197,13 @@ export class GitHubSimulator implements SimulatedServer {
     }, { ...headers(), "retry-after": String(ceilSeconds(retryAfterMs)) });
 
     if ((r.inFlight ?? 1) > this.#maxConcurrent) return secondary(60_000);
+    const forced = this.#secondaryLimit?.({ method: r.method.toUpperCase(), path: r.path, resource, now });
+    if (forced !== undefined) {
+      if (typeof forced !== "number" || !(forced >= 0) || !Number.isFinite(forced)) {
+        throw new RangeError(`\`secondaryLimit\` must return a non-negative number of ms or undefined, got ${describeValue(forced)}`);
+      }
+      return secondary(forced);
+    }
     if (w.used + cost > quota.limit) {
       return json(this.#primaryStatus, { message: "API rate limit exceeded.", documentation_url: DOCS }, headers());
     }

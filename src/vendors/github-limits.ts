@@ -7,7 +7,9 @@
  * - `data/reusables/rest-api/secondary-rate-limit-rest-graphql.md` (the secondary limits' figures),
  * - `content/rest/using-the-rest-api/best-practices-for-using-the-rest-api.md` (waits and backoff),
  * - `content/rest/search/search.md` ("Rate limit": 30/min authenticated, code search 10/min, 10/min
- *   unauthenticated).
+ *   unauthenticated),
+ * - docs.github.com/en/graphql/overview/rate-limits-and-node-limits-for-the-graphql-api#primary-rate-limit
+ *   (GraphQL: 5,000 points an hour for a user; a query costs at least one point).
  *
  * @module
  */
@@ -34,6 +36,7 @@ export const GITHUB_LIMITS: {
   readonly unauthenticatedSearchPerMinute: number;
   readonly secondaryMinWaitMs: number;
   readonly primaryResetMarginMs: number;
+  readonly graphqlPointsPerHour: number;
   readonly primaryPerHour: { readonly unauthenticated: number; readonly user: number; readonly enterpriseCloud: number; readonly githubToken: number };
 } = {
   /** Secondary limit: "No more than 100 concurrent requests", shared by REST and GraphQL. */
@@ -63,6 +66,8 @@ export const GITHUB_LIMITS: {
    * land just before the server's clock reaches it (notes/vendors.md §2.1: "wait until reset (+1 s)").
    */
   primaryResetMarginMs: 1_000,
+  /** GraphQL's primary limit: 5,000 points per hour for a user (its own budget, apart from REST's). */
+  graphqlPointsPerHour: 5_000,
   /** Primary quotas per hour: unauthenticated 60, a user 5,000, GitHub Enterprise Cloud 15,000, `GITHUB_TOKEN` 1,000 per repository. */
   primaryPerHour: { unauthenticated: 60, user: 5_000, enterpriseCloud: 15_000, githubToken: 1_000 },
 };

@@ -5,13 +5,13 @@
  */
 
 import { type Clock, systemClock } from "../clock.ts";
-import { RetryBudget } from "../http/budget.ts";
 import type { DelayContext, ResponseEvent, RetryContext } from "../http/options.ts";
+import type { RetryVerdict } from "../http/retry.ts";
 import { combine } from "../limiters/combine.ts";
 import { ConcurrencyLimiter } from "../limiters/concurrency.ts";
 import { KeyedLimiter } from "../limiters/keyed.ts";
 import { WindowLimiter } from "../limiters/window.ts";
-import { nonNegativeFinite, positiveInteger } from "../validate.ts";
+import { nonNegativeFinite, optionsObject, positiveInteger } from "../validate.ts";
 import { githubWaitMs, readBodyPrefix, readGitHubHeaders } from "./github-headers.ts";
 import { GITHUB_LIMITS } from "./github-limits.ts";
 import { bodyText, type Cost, MINUTE, profileOptions, type VendorProfile } from "./profile.ts";
@@ -40,7 +40,11 @@ export type GitHubProfileResource = "core" | "graphql" | "search" | "code_search
 export interface GitHubProfileOptions {
   /** `core` requests per hour: 5,000 for a user token (60 unauthenticated, 15,000 on Enterprise Cloud, 1,000 for `GITHUB_TOKEN`). @default 5000 */
   readonly core?: number;
-  /** `graphql` requests per hour (a request costs at least one point; the headers correct the rest). @default 5000 */
+  /**
+   * `graphql` points per hour, each request budgeted at one point (its least cost): a costlier query
+   * is not counted here, and GitHub's `x-ratelimit-remaining: 0` then pauses the budget until the
+   * reset. @default 5000
+   */
   readonly graphql?: number;
   /** Search requests per minute (code search excepted): 30 authenticated, 10 unauthenticated. @default 30 */
   readonly search?: number;
@@ -52,8 +56,9 @@ export interface GitHubProfileOptions {
   readonly contentCreating?: { readonly perMinute?: number; readonly perHour?: number };
   /**
    * The longest wait (ms) after which a refused call is retried; a longer one (an hour to a primary
-   * reset) resolves the call with GitHub's 403/429 — the budgets stay paused for every caller either
-   * way. The default lets the doubling secondary waits (60 s, 120 s, 240 s) be retried.
+   * reset) resolves the call with GitHub's 403/429 — the refused resource's budget stays paused for
+   * every caller of it either way. The default lets the doubling secondary waits (60 s, 120 s, 240 s)
+   * be retried.
    * @default 300000
    */
   readonly maxRetryAfter?: number;
@@ -90,12 +95,18 @@ export function githubResource(path: string): GitHubProfileResource {
  *   others go on.
  * - **Secondary**: at most 100 requests in flight (until their headers arrive) over all resources;
  *   content-creating requests (POST/PATCH/PUT/DELETE, and GraphQL `mutation`s) at most 80 a minute
- *   and 500 an hour. A 403/429 whose body says "secondary rate limit" pauses *every* caller for
- *   `retry-after`, else at least 60 s, doubling while refusals repeat (a success resets it). When the
- *   refused request was content-creating, the writes budget is lowered to the writes GitHub accepted
- *   in the last minute (an account's real limit can be below the documented 80).
- * - A refused call is retried (POST too: GitHub did no work) when its wait is at most
- *   `maxRetryAfter`; a 403 that is no rate limit (a permission error) is returned as is.
+ *   and 500 an hour. A 403/429 whose body says "secondary rate limit" pauses every caller *of the
+ *   resource it names* (`x-ratelimit-resource`, else the request's) for `retry-after`, else at
+ *   least 60 s, doubling while that resource's refusals repeat (a success resets it); the other
+ *   resources go on (GitHub refuses them by themselves if its limit was wider, and each refusal
+ *   pauses its own resource). When the refused request was content-creating, the writes budget is
+ *   lowered to the writes GitHub accepted in the last minute (an account's real limit can be below
+ *   the documented 80).
+ * - A refused call is retried (POST too: GitHub did no work) as a server-timed retry — the
+ *   `shouldRetry` answer `{ retryAfter }`: it spends no retry budget and pauses only the resource's
+ *   budget (`retry.pauseDimensions: ["requests"]`, also for a 429 the fetch reads itself) — when
+ *   its wait is at most `maxRetryAfter`; a 403 that is no rate limit (a permission error) is
+ *   returned as is.
  *
  * The profile reads `x-ratelimit-*` itself (per resource) and turns the fetch's generic reading off.
  *
@@ -115,11 +126,16 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   const at = clock === undefined ? {} : { clock };
   const primary: Record<GitHubProfileResource, WindowLimiter> = {
     core: new WindowLimiter({ limit: positiveInteger("core", o.core ?? GITHUB_LIMITS.primaryPerHour.user), interval: HOUR, ...at }),
-    graphql: new WindowLimiter({ limit: positiveInteger("graphql", o.graphql ?? GITHUB_LIMITS.primaryPerHour.user), interval: HOUR, ...at }),
+    graphql: new WindowLimiter({ limit: positiveInteger("graphql", o.graphql ?? GITHUB_LIMITS.graphqlPointsPerHour), interval: HOUR, ...at }),
     search: new WindowLimiter({ limit: positiveInteger("search", o.search ?? GITHUB_LIMITS.searchPerMinute), interval: MINUTE, ...at }),
     code_search: new WindowLimiter({ limit: positiveInteger("codeSearch", o.codeSearch ?? GITHUB_LIMITS.codeSearchPerMinute), interval: MINUTE, ...at }),
   };
-  const content = o.contentCreating ?? {};
+  const content = optionsObject("contentCreating", o.contentCreating);
+  for (const name of Object.keys(content)) {
+    if (name !== "perMinute" && name !== "perHour") {
+      throw new TypeError(`\`contentCreating.${name}\` is not an option of github() (known: perMinute, perHour)`);
+    }
+  }
   const maxConcurrent = positiveInteger("maxConcurrent", o.maxConcurrent ?? GITHUB_LIMITS.maxConcurrent);
   const concurrent = new ConcurrencyLimiter({ limit: maxConcurrent, ...at });
   const writesPerMinute = new WindowLimiter({
@@ -179,30 +195,48 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     return found;
   };
 
-  // Secondary refusals in a row. Refusals of requests sent before the current pause belong to the
-  // same episode (they were in flight together) and do not double the wait again.
-  let refusals = 0;
-  let pausedUntil = -Infinity;
-  const waitOf = (signal: VendorSignal): number | undefined => {
-    if (!signal.quotaSignal) return undefined;
-    return signal.secondary === true ? githubWaitMs(signal, Math.max(1, refusals)) : githubWaitMs(signal, 1);
+  // Secondary refusals in a row, per resource. Refusals of requests sent before the resource's
+  // current pause belong to the same episode (they were in flight together) and do not double the
+  // wait again.
+  const episodes = new Map<string, { refusals: number; pausedUntil: number }>();
+  const episodeOf = (name: string) => {
+    let e = episodes.get(name);
+    if (e === undefined) episodes.set(name, e = { refusals: 0, pausedUntil: -Infinity });
+    return e;
   };
+  const nameOf = (signal: VendorSignal, resource: string): GitHubProfileResource => {
+    const name = signal.resource ?? resource.split(":")[0]!;
+    return name in primary ? name as GitHubProfileResource : "core";
+  };
+  // The wait a refusal causes: a secondary one counts as the next of its resource's episode
+  // unless it arrives during the episode's pause. (Asked by `shouldRetry` before `onResponse`
+  // records the refusal, so both see the same wait.)
+  const waitOf = (signal: VendorSignal, resource: string): number | undefined => {
+    if (!signal.quotaSignal) return undefined;
+    if (signal.secondary !== true) return githubWaitMs(signal, 1);
+    const episode = episodeOf(nameOf(signal, resource));
+    return githubWaitMs(signal, time.now() >= episode.pausedUntil ? episode.refusals + 1 : Math.max(1, episode.refusals));
+  };
+  // Only the resource the response names (`x-ratelimit-resource`, else the request's) pauses: all
+  // its callers wait together, the other resources go on — GitHub refuses them on their own if the
+  // limit was wider, and each refusal pauses its own resource.
   const apply = (signal: VendorSignal, resource: string): void => {
     const requests = signal.budgets.requests;
-    const name = (signal.resource ?? resource.split(":")[0]) as GitHubProfileResource;
+    const name = nameOf(signal, resource);
+    const episode = episodeOf(name);
     if (requests?.remaining === 0 && requests.resetMs !== undefined && (!signal.quotaSignal || signal.secondary !== true)) {
-      (primary[name] ?? primary.core).pause(requests.resetMs + GITHUB_LIMITS.primaryResetMarginMs);
+      primary[name].pause(requests.resetMs + GITHUB_LIMITS.primaryResetMarginMs);
     }
     if (signal.quotaSignal && signal.secondary === true) {
       const now = time.now();
-      if (now >= pausedUntil) refusals++;
-      const wait = waitOf(signal)!;
-      pausedUntil = Math.max(pausedUntil, now + wait);
-      concurrent.pause(wait); // in every resource's combination: everyone waits
+      const wait = waitOf(signal, resource)!;
+      if (now >= episode.pausedUntil) episode.refusals++;
+      episode.pausedUntil = Math.max(episode.pausedUntil, now + wait);
+      primary[name].pause(wait);
     } else if (signal.quotaSignal && requests?.resetMs === undefined) {
-      (primary[name] ?? primary.core).pause(waitOf(signal)!);
-    } else if (!signal.quotaSignal && signal.budgets.requests !== undefined && time.now() >= pausedUntil) {
-      refusals = 0;
+      primary[name].pause(waitOf(signal, resource)!);
+    } else if (!signal.quotaSignal && signal.budgets.requests !== undefined && time.now() >= episode.pausedUntil) {
+      episode.refusals = 0;
     }
   };
 
@@ -216,6 +250,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   const learnWrites = (request: Request, status: number, signal: VendorSignal | undefined): void => {
     if (!isWrite(request)) return;
     const now = time.now();
+    const pausedUntil = episodeOf(resourceOf(request)).pausedUntil;
     while (accepted.length > 0 && accepted[0]! <= now - MINUTE) accepted.shift();
     if (status >= 200 && status <= 299) {
       accepted.push(now);
@@ -239,13 +274,16 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
       void classify(response).then((s) => (learnWrites(request, response.status, s), apply(s, resource ?? "core")), () => {});
     }
   };
-  const shouldRetry = async ({ response }: RetryContext): Promise<boolean | undefined> => {
+  // A refusal is retried after GitHub's wait, as a server-timed retry ({ retryAfter }): the fetch
+  // pauses the refused resource's budget for it (`pauseDimensions`), spends no retry budget on it
+  // (a burst of refusals is as large as the requests in flight), and returns it past `maxRetryAfter`.
+  const shouldRetry = async ({ response, request }: RetryContext): Promise<RetryVerdict> => {
     if (response === undefined || (response.status !== 403 && response.status !== 429)) return undefined;
     const signal = await classify(response);
     if (!signal.quotaSignal) return undefined; // a permission error: the fetch's rule (no retry)
-    return waitOf(signal)! <= maxRetryAfter;
+    return { retryAfter: waitOf(signal, key(request))! };
   };
-  // The budgets' pause times the retry (it waits in the queue, in its place); no extra sleep.
+  // The budget's pause times the retry (it waits in the queue, in its place); no extra sleep.
   const delay = ({ response }: DelayContext): number | undefined =>
     response !== undefined && known.get(response)?.quotaSignal === true ? 0 : undefined;
 
@@ -254,10 +292,9 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     key,
     cost,
     settle: () => undefined,
-    // The fetch counts only 429 (and 503 with a delay) as server-timed retries, exempt from the retry
-    // budget; GitHub refuses with 403 too. A burst of refusals is at most the requests in flight, so a
-    // reserve of `maxConcurrent` lets one burst be retried, while failures (5xx) stay bounded.
-    retry: { shouldRetry, delay, maxRetryAfter, budget: new RetryBudget({ reserve: maxConcurrent }) },
+    // A server's delay pauses the resource's budget (`requests`), not the slots or the writes
+    // budgets the other resources share.
+    retry: { shouldRetry, delay, maxRetryAfter, pauseDimensions: ["requests"] },
     onResponse,
     rateLimitHeaders: false,
     ...(clock === undefined ? {} : { clock }),

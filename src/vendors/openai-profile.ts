@@ -91,6 +91,9 @@ export function openai(options: OpenAIProfileOptions): VendorProfile {
     if (typeof o.models !== "object" || o.models === null) throw new TypeError(`\`models\` must be an object of { rpm, tpm }, got ${describeValue(o.models)}`);
     for (const [name, limits] of Object.entries(o.models)) {
       if (typeof limits !== "object" || limits === null) throw new TypeError(`\`models.${name}\` must be { rpm, tpm }, got ${describeValue(limits)}`);
+      for (const key of Object.keys(limits)) {
+        if (key !== "rpm" && key !== "tpm") throw new TypeError(`\`models.${name}.${key}\` is not a model limit (known: rpm, tpm)`);
+      }
       models[name] = { requests: perMinuteOption(`models.${name}.rpm`, limits.rpm), tokens: perMinuteOption(`models.${name}.tpm`, limits.tpm) };
     }
   }

@@ -15,5 +15,6 @@ import "./api.cases.ts";
 import "./fetch.cases.ts";
 import "./serve.cases.ts";
 import "./throttled-fetch.cases.ts";
+import "./testing-msw.cases.ts";
 
 export { cases, fullName, runCase } from "./harness.ts";

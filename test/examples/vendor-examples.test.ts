@@ -22,10 +22,10 @@ describe("vendor examples", () => {
     }
   }, 70_000);
 
-  test("github-sync: every call succeeds, nothing is sent while paused", async () => {
+  test("github-sync: every call succeeds, nothing is sent to a paused resource", async () => {
     const { stdout } = await run(process.execPath, ["examples/github-sync.ts"], { timeout: 60_000 });
     expect(stdout).toContain("done: github-sync");
-    const m = /calls (\d+), ok (\d+), secondary 403s (\d+), sent while paused (\d+)/.exec(stdout);
+    const m = /calls (\d+), ok (\d+), secondary 403s (\d+), sent to a paused resource (\d+)/.exec(stdout);
     expect(m, stdout).not.toBeNull();
     expect(m![2]).toBe(m![1]);
     expect(Number(m![3])).toBeGreaterThan(0);

@@ -88,7 +88,7 @@ describe("decideRetry(): the rule as a table", () => {
     expect(asked).toBe(0);
     expect(await decideRetry(input({ outcome: response(404), shouldRetry }))).toMatchObject({ retry: true });
     await expect(decideRetry(input({ outcome: response(500), shouldRetry: () => "yes" as never })))
-      .rejects.toThrow("`retry.shouldRetry` must return true, false or undefined, got yes");
+      .rejects.toThrow("`retry.shouldRetry` must return true, false, undefined or { retryAfter }, got yes");
     await expect(decideRetry(input({ outcome: response(500), delay: () => -1 })))
       .rejects.toThrow("`retry.delay` must return a non-negative finite number of ms or undefined, got -1");
     await expect(decideRetry(input({ outcome: response(500), delay: () => Infinity }))).rejects.toThrow(RangeError);

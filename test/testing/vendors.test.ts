@@ -224,6 +224,23 @@ describe("GitHubSimulator", () => {
     expect(Number(hourly.headers!["retry-after"])).toBe(Math.ceil((3_600_000 - t) / 1000));
   });
 
+  test("secondaryLimit refuses what it returns a delay for (any resource), and is checked", () => {
+    const seen: unknown[] = [];
+    const github = new GitHubSimulator({
+      secondaryLimit: (r) => (seen.push(r), r.resource === "search" && r.now < 1000 ? 2500 : undefined),
+    });
+    const refused = github.request(0, { method: "get", path: "/search/issues" });
+    expect(refused.status).toBe(403);
+    expect(refused.headers).toMatchObject({ "retry-after": "3", "x-ratelimit-resource": "search", "x-ratelimit-used": "0" });
+    expect(parse(refused.body).message).toMatch(/secondary rate limit/);
+    expect(github.request(0, { method: "GET", path: "/repos/o/r" }).status).toBe(200);
+    expect(github.request(1000, { method: "GET", path: "/search/issues" }).status).toBe(200);
+    expect(seen[0]).toEqual({ method: "GET", path: "/search/issues", resource: "search", now: 0 });
+    expect(() => new GitHubSimulator({ secondaryLimit: 5 as never })).toThrow(/`secondaryLimit` must be a function, got 5/);
+    const bad = new GitHubSimulator({ secondaryLimit: () => -1 });
+    expect(() => bad.request(0, { method: "GET", path: "/a" })).toThrow(/`secondaryLimit` must return a non-negative number of ms or undefined, got -1/);
+  });
+
   test("through fetch: concurrency is counted by the adapter", async () => {
     const clock = new ManualClock();
     const fetch = createSimulatedFetch({ server: new GitHubSimulator({ maxConcurrent: 2, respond: () => ({ id: 1 }) }), clock, latency: 100 });

@@ -33,7 +33,7 @@ describe("profiles through createThrottledFetch", () => {
     });
   }
 
-  test("GitHub: a secondary limit hit on purpose pauses every caller; no 403 storm; every call succeeds", async () => {
+  test("GitHub: a secondary limit hit on purpose pauses every caller of the resource; no 403 storm; every call succeeds", async () => {
     const r = await runGitHubSync();
     expect(r.ok).toBe(r.calls);
     expect(r.sentDuringPause).toBe(0);

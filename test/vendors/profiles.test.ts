@@ -43,6 +43,8 @@ async function grantsNow(profile: VendorProfile, key: string, cost: Record<strin
 
 describe("openai()", () => {
   test("checks its options, naming the option and the value", () => {
+    expect(() => openai({ rpm: 5, tpm: 5, models: { a: { rpm: 5, tpm: 5, tpms: 3 } as never } }))
+      .toThrow(new TypeError("`models.a.tpms` is not a model limit (known: rpm, tpm)"));
     expect(() => openai({ rpm: 0, tpm: 1000 })).toThrow(new RangeError("`rpm` must be a positive integer (per minute), got 0"));
     expect(() => openai({ rpm: 10, tpm: 1.5 })).toThrow(new RangeError("`tpm` must be a positive integer (per minute), got 1.5"));
     expect(() => openai({ rpm: 10 } as never)).toThrow(new TypeError("`tpm` must be a number (per minute), got undefined"));
@@ -202,6 +204,9 @@ describe("github()", () => {
     expect(() => github({ contentCreating: { perMinute: -1 } })).toThrow(/`contentCreating.perMinute` must be a positive integer, got -1/);
     expect(() => github({ maxRetryAfter: -5 })).toThrow(/`maxRetryAfter`/);
     expect(() => github({ cores: 1 } as never)).toThrow(/`cores` is not an option of github\(\)/);
+    expect(() => github({ contentCreating: 5 as never })).toThrow(new TypeError("`contentCreating` must be an object, got 5"));
+    expect(() => github({ contentCreating: { perMin: 5 } as never }))
+      .toThrow(new TypeError("`contentCreating.perMin` is not an option of github() (known: perMinute, perHour)"));
   });
 
   test("keys by resource; content-creating requests (and GraphQL mutations) also count as writes", async () => {
@@ -229,7 +234,9 @@ describe("github()", () => {
     const refused = toResponse(server.request(0, { method: "GET", path: "/repos/o/r" }));
     expect(refused.status).toBe(403);
     const request = new Request(`${api}/repos/o/r`);
-    expect(await profile.retry.shouldRetry!({ request, response: refused, attempt: 1 })).toBe(true); // 11 s ≤ 5 min
+    // A server-timed retry: the reset (10 s) + 1 s; the fetch pauses the resource's budget for it.
+    expect(await profile.retry.shouldRetry!({ request, response: refused, attempt: 1 })).toEqual({ retryAfter: 11_000 });
+    expect(profile.retry.pauseDimensions).toEqual(["requests"]);
     expect(profile.retry.delay!({ request, response: refused, attempt: 1, computed: 900 })).toBe(0); // the pause times it
     profile.onResponse(event(refused, "core", request));
     expect(await grantsNow(profile, "search", { requests: 1, concurrent: 1 })).toBe(true);
@@ -240,28 +247,36 @@ describe("github()", () => {
     expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
   });
 
-  test("a secondary refusal pauses every resource for retry-after, else 60 s, doubling while refusals repeat", async () => {
+  test("a secondary refusal pauses the resource it names for retry-after, else 60 s, doubling while its refusals repeat", async () => {
     const clock = new ManualClock();
     const profile = github({ clock });
     const body = '{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}';
     const secondary = () => new Response(body, { status: 403, headers: { "x-ratelimit-remaining": "4000", "x-ratelimit-resource": "core" } });
     const request = new Request(`${api}/repos/o/r/issues`, { method: "POST" });
     const first = secondary();
-    expect(await profile.retry.shouldRetry!({ request, response: first, attempt: 1 })).toBe(true);
+    expect(await profile.retry.shouldRetry!({ request, response: first, attempt: 1 })).toEqual({ retryAfter: 60_000 });
     profile.onResponse(event(first, "core", request));
     const again = secondary(); // in flight with the first: the same episode, no doubling
     await profile.retry.shouldRetry!({ request, response: again, attempt: 1 });
     profile.onResponse(event(again, "core", request));
-    expect(await grantsNow(profile, "search", { requests: 1, concurrent: 1 })).toBe(false);
-    await clock.advance(60_000);
-    expect(await grantsNow(profile, "search", { requests: 1, concurrent: 1 })).toBe(true);
+    expect(await grantsNow(profile, "search", { requests: 1, concurrent: 1 })).toBe(true); // other resources go on
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(false);
+    await clock.advance(59_999);
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(false);
+    await clock.advance(1);
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
     const later = secondary(); // sent after the pause: refused again, so 120 s
-    await profile.retry.shouldRetry!({ request, response: later, attempt: 2 });
+    expect(await profile.retry.shouldRetry!({ request, response: later, attempt: 2 })).toEqual({ retryAfter: 120_000 });
     profile.onResponse(event(later, "core", request));
     await clock.advance(119_999);
-    expect(await grantsNow(profile, "graphql", { requests: 1, concurrent: 1 })).toBe(false);
-    await clock.advance(1);
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(false);
     expect(await grantsNow(profile, "graphql", { requests: 1, concurrent: 1 })).toBe(true);
+    await clock.advance(1);
+    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
+    // A refusal naming search doubles nothing of core's: search's own first refusal waits 60 s.
+    const onSearch = new Response(body, { status: 403, headers: { "x-ratelimit-remaining": "20", "x-ratelimit-resource": "search" } });
+    expect(await profile.retry.shouldRetry!({ request: new Request(`${api}/search/issues?q=x`), response: onSearch, attempt: 1 }))
+      .toEqual({ retryAfter: 60_000 });
     const withRetryAfter = new Response(body, { status: 429, headers: { "retry-after": "7" } });
     profile.onResponse(event(new Response("{}", { headers: { "x-ratelimit-remaining": "10" } }), "core")); // a success resets
     await profile.retry.shouldRetry!({ request, response: withRetryAfter, attempt: 1 });
@@ -288,13 +303,16 @@ describe("github()", () => {
     expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true); // reads go on
   });
 
-  test("a 403 that is no rate limit is left to the fetch's rule; a wait past maxRetryAfter is not retried", async () => {
+  test("a 403 that is no rate limit is left to the fetch's rule; a rate-limit 403 is a server-timed retry", async () => {
     const profile = github({ maxRetryAfter: 30_000 });
     const request = new Request(`${api}/repos/o/r`);
     const forbidden = new Response('{"message":"Resource not accessible by integration"}', { status: 403, headers: { "x-ratelimit-remaining": "4999" } });
     expect(await profile.retry.shouldRetry!({ request, response: forbidden, attempt: 1 })).toBeUndefined();
     const secondary = new Response('{"message":"secondary rate limit"}', { status: 403 });
-    expect(await profile.retry.shouldRetry!({ request, response: secondary, attempt: 1 })).toBe(false); // 60 s > 30 s
+    // 60 s > maxRetryAfter: the fetch returns the 403 (see github-resources.test.ts).
+    expect(await profile.retry.shouldRetry!({ request, response: secondary, attempt: 1 })).toEqual({ retryAfter: 60_000 });
+    expect(profile.retry.maxRetryAfter).toBe(30_000);
+    expect(profile.retry.budget).toBeUndefined(); // server-timed retries spend none: the fetch's default budget applies
     expect(profile.rateLimitHeaders).toBe(false);
   });
 });
