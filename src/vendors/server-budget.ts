@@ -23,7 +23,16 @@ import type { Policy } from "../limiters/policy.ts";
 /** Tolerance of level comparisons: float refills must not leave a grant 1e-12 tokens short. */
 const EPSILON = 1e-9;
 
-/** @internal the mirror's policy: a token bucket whose state the headers overwrite. */
+/**
+ * @internal the mirror's policy: a token bucket whose state the headers overwrite.
+ *
+ * @example
+ * ```ts
+ * const policy = new ServerBudgetPolicy();
+ * policy.sync(100, 1000, 1 / 60, 0); // 100 left at t = 0, 1000 a minute
+ * policy.earliest(160, 0);           // 3600: 60 more tokens at 1/60 per ms
+ * ```
+ */
 export class ServerBudgetPolicy implements Policy {
   heldEpoch = 0;
   /** Any size: a request larger than the server's limit is the local window's to refuse. */
