@@ -23,7 +23,7 @@
  */
 
 /** One top-level piece of the prelude. @internal */
-interface Unit {
+export interface Unit {
   /** The helper's name, or null for a statement that is always kept. */
   readonly name: string | null;
   readonly text: string;
