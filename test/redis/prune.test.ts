@@ -28,6 +28,9 @@ test("each operation builds only what it reaches; a kind's helpers sit inside th
   const reserve = built(SCRIPTS.reserve.source);
   for (const settleOnly of ["s_adjust", "s_restore", "s_load", "w_ttl"]) expect(reserve).not.toContain(settleOnly);
   for (const needed of ["s_take", "s_save", "w_earliest", "w_trim", "rec_parse"]) expect(reserve).toContain(needed);
+  // The counts bench/redis.ts states: 9 shared + 8 smooth (17), 9 + 5 window (14), 22 for both, of 27.
+  const blocks = (kind: string): number => built(/^if HAS_KIND then\n([\s\S]*?)^end$/m.exec(SCRIPTS.reserve.source.replace(`if HAS_${kind} then`, "if HAS_KIND then"))![1]!).length;
+  expect([reserve.length - blocks("S") - blocks("W"), blocks("S"), blocks("W"), built(PRELUDE).length]).toEqual([9, 8, 5, 27]);
   const pause = built(SCRIPTS.pause.source);
   expect(pause).toContain("s_pause");
   expect(pause).not.toContain("w_trim");
