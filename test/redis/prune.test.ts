@@ -29,13 +29,15 @@ test("each operation builds only what it reaches; a kind's helpers sit inside th
   for (const settleOnly of ["s_adjust", "s_restore", "s_load", "w_ttl"]) expect(reserve).not.toContain(settleOnly);
   for (const needed of ["s_take", "s_save", "w_earliest", "w_trim", "rec_parse"]) expect(reserve).toContain(needed);
   // The counts bench/redis.ts states: 9 shared + 8 smooth (17), 9 + 5 window (14), 22 for both, of 27.
-  const blocks = (kind: string): number => built(/^if HAS_KIND then\n([\s\S]*?)^end$/m.exec(SCRIPTS.reserve.source.replace(`if HAS_${kind} then`, "if HAS_KIND then"))![1]!).length;
+  const blocks = (kind: string): number => built(new RegExp(`^if HAS_${kind} then\\n([\\s\\S]*?)^end -- HAS_${kind}$`, "m").exec(SCRIPTS.reserve.source)![1]!).length;
   expect([reserve.length - blocks("S") - blocks("W"), blocks("S"), blocks("W"), built(PRELUDE).length]).toEqual([9, 8, 5, 27]);
   const pause = built(SCRIPTS.pause.source);
   expect(pause).toContain("s_pause");
   expect(pause).not.toContain("w_trim");
   for (const { source } of Object.values(SCRIPTS)) {
-    for (const block of source.matchAll(/^if HAS_([SW]) then\n([\s\S]*?)^end$/gm)) {
+    const found = [...source.matchAll(/^if HAS_([SW]) then\n([\s\S]*?)^end -- HAS_\1$/gm)];
+    expect(found.map((b) => b[1])).toEqual(["S", "W"]); // every operation has code for both kinds
+    for (const block of found) {
       const inside = built(block[2]!);
       expect(inside.length).toBeGreaterThan(0);
       for (const name of inside) expect(name.startsWith(`${block[1]!.toLowerCase()}_`)).toBe(true);

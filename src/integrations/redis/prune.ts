@@ -101,13 +101,13 @@ export function specialisePrelude(prelude: string, body: string): string {
     if (unit.name !== null && !kept.has(unit.name)) continue;
     const kind = kindOf(unit);
     if (kind !== open) {
-      if (open !== null) parts.push("end");
+      if (open !== null) parts.push(`end -- HAS_${open.toUpperCase()}`);
       if (kind !== null) parts.push(`if HAS_${kind.toUpperCase()} then`);
       open = kind;
     }
     // Inside the block the helper is assigned to its local declared above, not a new local of the block.
     parts.push(kind === null ? unit.text : unit.text.replace(/^local function /m, "function "));
   }
-  if (open !== null) parts.push("end");
+  if (open !== null) parts.push(`end -- HAS_${open.toUpperCase()}`);
   return parts.join("\n");
 }
