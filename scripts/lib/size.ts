@@ -143,6 +143,6 @@ export const CORE_BUDGET = 14.6 * 1024;
  * growth while the goal stays open. `node scripts/size-modules.ts` shows why the goal needs an API
  * decision rather than trimming (README "Size").
  */
-export const FETCH_ONLY_BUDGET = 29 * 1024;
+export const FETCH_ONLY_BUDGET = 30 * 1024;
 /** The goal for {@link FETCH_ONLY_BUDGET}, printed beside the measurement. */
 export const FETCH_ONLY_GOAL = 10 * 1024;

@@ -4,22 +4,27 @@
  * testable in virtual time. `AdaptiveLimiter` applies its rate to a limiter.
  *
  * Design (see the README's "Adaptive rate"; TCP's congestion control translated to a request rate):
- * - **Slow start.** With nothing known it starts at `initialRate` and doubles once per
- *   `probeInterval`, only on the answer to a request sent at the current rate (so each doubling is
+ * - **Slow start.** With nothing known it starts at `initialRate` and doubles every 0.6 probe step
+ *   (`probeInterval`), only on the answer to a request sent at the current rate (so each doubling is
  *   confirmed by the server) and only while callers wait (a client that does not use its rate learns
- *   nothing from it). Told a limit (`maxRate`), it starts there and never exceeds it.
+ *   nothing from it). Told a limit (`maxRate`), it starts there and never exceeds it; after a cut,
+ *   that limit is in doubt until the server accepts a second's worth sent at it (`confirmed`).
  * - **One cut per overload event.** Each request is tagged at its send with the current `epoch`. A
  *   throttle (429, or 503 with a delay) whose request was sent in the current epoch cuts once and
  *   starts a new epoch; throttles of requests sent before that cut (the same event, seen late) never
  *   cut again — without this, k requests in flight shrink the rate k times (AWS's adaptive mode).
- *   The cut is sized by what the server accepted: `decrease` × the rate of successful answers over the
- *   last few seconds (never less than half the current rate, as that measure lags), which is also
- *   remembered as the last rate known to work.
- * - **Recover, then probe.** After a cut the rate climbs back toward the last good rate (halving the
- *   gap each step), then probes past it, slowly at first (+2 % a step) and faster the longer no
- *   throttle comes (+2 % more each step, at most +50 %): a raised limit is found eventually. Every
- *   increase needs waiting callers and `probeInterval` since the last change — and no less than the
- *   server's stated window, as a probe faster than the window measures nothing.
+ *   The cut is sized by what the server accepted over the last seconds (see `SendLog.measured`):
+ *   `decrease` × that, or half as deep when it accepted nearly everything (a small overshoot).
+ * - **Search.** Slow start's cut measures the server roughly (at a rate it had only just doubled
+ *   to), so the rate then steps up 10 % a step until the next throttle, which pins the limit. A cut
+ *   far below a rate that had held (or the first cut of a told limit) searches back up the same way,
+ *   to `decrease` × that rate and no further.
+ * - **Recover, then probe.** After a later cut the rate follows a cubic curve back to the last rate
+ *   known to work, dwells there, then probes past it, faster the longer no throttle comes (a raised
+ *   limit is found eventually). Every increase needs waiting callers and a probe step since the last
+ *   change; the step is never shorter than the server's window — stated (RateLimit-Policy `w`) or
+ *   inferred from a long Retry-After (`PauseWindows`) — as a probe faster than the window measures
+ *   nothing; behind such a pause a cut is sized by what one window accepted.
  * - **Server headers are authoritative.** A stated limit (RateLimit-Policy `q`/`w`, or a limit with
  *   a known `limitWindow`) becomes the ceiling and, until a throttle says otherwise, the rate:
  *   no probing above it. A reported `remaining` is a snapshot: the requests still in flight are
@@ -27,115 +32,22 @@
  *
  * @module
  */
-import type { RateLimitInfo } from "../http/headers.ts";
+import { CUT_TRUST, cubicRate, curveK, cutFactor, MAX_STEP, SEARCH_STEP, START_STEP } from "./curve.ts";
 import { type AdaptiveOptions, resolveAdaptiveOptions, type ResolvedAdaptiveOptions } from "./options.ts";
+import { type SendRecord, SendLog } from "./send-log.ts";
+import type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
+import { PauseWindows } from "./windows.ts";
 
-/** Why the rate last changed. */
-export type RateChangeReason =
-  /** Nothing known yet: doubled while callers waited and no throttle came. */
-  | "slow-start"
-  /** Climbing back toward the last rate known to work, after a cut. */
-  | "recover"
-  /** Past the last rate known to work, looking for more (a raised limit). */
-  | "probe"
-  /** The one cut of an overload event (a throttle of a request sent in the current epoch). */
-  | "throttled"
-  /** The server stated its limit in headers. */
-  | "server-limit"
-  /** The told limit (`maxRate`) changed. */
-  | "set-limit";
+export type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
 
-/**
- * One change of the rate.
- *
- * @example
- * ```ts
- * const change: RateChange = { rate: 9, previous: 16, reason: "throttled", at: 4200, epoch: 1 };
- * ```
- */
-export interface RateChange {
-  /** The new rate, requests per second. */
-  readonly rate: number;
-  /** The rate before. */
-  readonly previous: number;
-  /** Why it changed. */
-  readonly reason: RateChangeReason;
-  /** When, on the controller's clock (ms). */
-  readonly at: number;
-  /** The epoch after the change (a cut starts a new one). */
-  readonly epoch: number;
-}
+/** A cut below this share of `decrease` × the rate at the cut went too deep: search back up (see `#cut`). */
+const DEEP_CUT = 0.8;
+/** A rate in force (within 2 %) for this many probe steps before a throttle had held: the throttle was noise, not its limit. */
+const HELD_STEPS = 2;
+const SAME_RATE = 1.02;
 
-/**
- * What the controller remembers about one request it was told was sent.
- *
- * @example
- * ```ts
- * const tag = controller.onSent(now, true); // { epoch: 0, gen: 3, at: now, seq: 41 }
- * ```
- */
-export interface SendTag {
-  /** The overload epoch at the send: a throttle of an older epoch never cuts again. */
-  readonly epoch: number;
-  /** The rate generation at the send: only answers to requests sent at the current rate raise it. */
-  readonly gen: number;
-  /** The send time. */
-  readonly at: number;
-  /** How many requests were sent before this one (to count those a header snapshot did not see). */
-  readonly seq: number;
-}
-
-/** A send as the controller keeps it: its tag, and whether the server accepted it once answered. */
-interface SendRecord extends SendTag {
-  outcome: "pending" | "accepted" | "throttled";
-}
-
-/**
- * What one response said, as far as the rate is concerned (read it with `readServerSignals` and
- * `parseRateLimit`, or let `AdaptiveLimiter.onResponse` do it).
- *
- * @example
- * ```ts
- * const outcome: ResponseOutcome = { throttled: true, delayMs: 2000 };
- * ```
- */
-export interface ResponseOutcome {
-  /** 429, or 503 with a delay: the server refused the request to slow us down. */
-  readonly throttled: boolean;
-  /** The delay the server asked for, in ms. */
-  readonly delayMs?: number | undefined;
-  /** The RateLimit / X-RateLimit state it reported. */
-  readonly rateLimit?: RateLimitInfo | undefined;
-}
-
-/**
- * The controller's answer to one response.
- *
- * @example
- * ```ts
- * const { change, pauseMs } = controller.onResponse(tag, { throttled: true, delayMs: 1000 }, now);
- * ```
- */
-export interface Advice {
-  /** The rate change to apply, if any. */
-  readonly change: RateChange | undefined;
-  /** Pause every caller this many ms (the server's delay, or until a used-up quota resets); 0 for none. */
-  readonly pauseMs: number;
-}
-
-/** The cubic curve's K: the time to climb back to the known rate, about this many requests' worth... */
-const CURVE_REQUESTS = 300;
-/** ...but at least 10 s and at most 60 s. */
-const CURVE_MIN_MS = 10_000;
-const CURVE_MAX_MS = 60_000;
-/** The most one step past the known rate multiplies the rate by (Linux CUBIC caps at 1.5 per RTT; a server's burst hides an overshoot for a while, so less). */
-const MAX_STEP = 1.25;
-/** After slow start, a cut trusts the rate at the cut down to this share of it (see `#cut`). */
-const CUT_TRUST = 0.75;
-
-/** How far back successful answers are counted when sizing a cut: at least 2 s, and 4 requests' worth. */
-const MEASURE_MIN_MS = 2000;
-const MEASURE_REQUESTS = 4;
+/** Where the controller is: ramping with nothing known, stepping toward a rough estimate, or on the cubic curve. */
+type Phase = "start" | "search" | "curve";
 
 /**
  * The adaptive rate state machine of one key. See the module note for the algorithm.
@@ -153,12 +65,15 @@ export class AdaptiveController {
   readonly #o: ResolvedAdaptiveOptions;
   #maxRate: number;
   #rate: number;
+  #phase: Phase = "start";
   /** The rate the server stated in headers, requests per second. */
   #serverRate: number | undefined = undefined;
-  /** The server's stated window (ms): no probe faster than it. */
+  /** The server's window (ms), stated or inferred from a long delay: no probe faster than it. */
   #serverWindow = 0;
+  /** The window the server's long delays imply, and the rate one window accepted (see `PauseWindows`). */
+  readonly #windows = new PauseWindows();
   /** The last rate known to work (what the server accepted at the last cut), or the stated limit. */
-  #known: number | undefined;
+  #known: number | undefined = undefined;
   #epoch = 0;
   #gen = 0;
   #lastChangeAt: number;
@@ -166,15 +81,21 @@ export class AdaptiveController {
   #demand = false;
   /** Time on the cubic curve since the last cut (advanced only while callers wait), and its K. */
   #curveTime = 0;
-  #curveK = CURVE_MIN_MS;
+  #curveK = 0;
   #inFlight = 0;
+  /** Since when the rate has stayed within 2 % (see `#cut`). */
+  #stableSince: number;
+  /** Where the search started (a search's cut never goes below it). */
+  #searchFrom = 0;
+  /** Where a search stops and the curve's plateau begins (Infinity after slow start: up to the next throttle). */
+  #searchCap = Infinity;
   /** Requests sent ever. */
   #sent = 0;
+  /** Accepted answers to requests sent at the ceiling since the last cut (see `confirmed`). */
+  #acceptedAtCeiling = 0;
   /** The `seq` of the request whose answer carried the newest header snapshot read so far. */
   #snapshotSeq = -1;
-  /** Recent sends, oldest first from `#head` on (pruned to a few measuring spans). */
-  #sends: SendRecord[] = [];
-  #head = 0;
+  readonly #log = new SendLog();
   #lastChange: RateChange | undefined = undefined;
 
   /**
@@ -186,10 +107,14 @@ export class AdaptiveController {
     this.#o = resolveAdaptiveOptions(options);
     this.#maxRate = this.#o.maxRate;
     this.#rate = this.#o.initialRate;
-    // Told a limit, the controller starts there: that rate is the one known to work.
-    this.#known = undefined;
-    if (this.#maxRate !== Infinity) this.#startCurve(this.#maxRate);
     this.#lastChangeAt = now;
+    this.#stableSince = now;
+    // Told a limit, the controller starts there, as if that rate were known to work: a throttle
+    // then cuts from it and the curve dwells below it (see `#cut`).
+    if (this.#maxRate !== Infinity) {
+      this.#phase = "curve";
+      this.#startCurve(this.#maxRate);
+    }
   }
 
   /** The current rate, requests per second. */
@@ -217,6 +142,22 @@ export class AdaptiveController {
     return Math.min(this.#maxRate, this.#serverRate ?? Infinity);
   }
 
+  /**
+   * False while a told limit is in doubt: the server has cut this key before, and has not yet
+   * accepted a second's worth of requests sent at the ceiling since. Until then the fetch spaces
+   * callers at the ceiling instead of letting the told limit's window send them in a burst (against
+   * an nginx `limit_req`, a window's burst at the right rate draws a herd of 429s). Never false before
+   * the first throttle: told the right limit, nothing changes.
+   */
+  get confirmed(): boolean {
+    return this.#epoch === 0 || this.#serverRate !== undefined || this.#acceptedAtCeiling >= Math.max(1, this.ceiling);
+  }
+
+  /** The probe step in force, ms: `probeInterval`, or the server's window (stated or inferred) when longer. */
+  get step(): number {
+    return Math.max(this.#o.probeInterval, this.#serverWindow, this.#windows.window);
+  }
+
   /** Requests sent and not yet answered. */
   get inFlight(): number {
     return this.#inFlight;
@@ -230,9 +171,8 @@ export class AdaptiveController {
   onSent(now: number, waited: boolean): SendTag {
     this.#inFlight++;
     if (waited) this.#demand = true;
-    const record: SendRecord = { epoch: this.#epoch, gen: this.#gen, at: now, seq: this.#sent++, outcome: "pending" };
-    this.#sends.push(record);
-    this.#prune(now);
+    const record = this.#log.push({ epoch: this.#epoch, gen: this.#gen, at: now, seq: this.#sent++ }, this.#rate >= this.ceiling);
+    this.#log.prune(now, this.#rate);
     return record;
   }
 
@@ -244,13 +184,20 @@ export class AdaptiveController {
   /** Records the response to the request tagged `tag`, arrived at `now`; returns what to apply. */
   onResponse(tag: SendTag, outcome: ResponseOutcome, now: number): Advice {
     if (this.#inFlight > 0) this.#inFlight--;
-    (tag as SendRecord).outcome = outcome.throttled ? "throttled" : "accepted";
+    const record = tag as SendRecord;
+    record.outcome = outcome.throttled ? "throttled" : "accepted";
+    if (!outcome.throttled && record.atCeiling) this.#acceptedAtCeiling++;
     let pauseMs = 0;
     let change = this.#readHeaders(outcome, now);
     const info = outcome.rateLimit;
     if (outcome.throttled) {
       pauseMs = outcome.delayMs ?? 0;
-      if (tag.epoch === this.#epoch) change = this.#cut(tag, now) ?? change;
+      // A fixed or rolling window refuses until its end: a long delay says how long the window is,
+      // and caps the cut's measure at what one window accepted.
+      const cap = this.#windows.onThrottle(tag, pauseMs, info?.resetMs, now, this.#epoch);
+      if (tag.epoch === this.#epoch) change = this.#cut(tag, now, cap) ?? change;
+      // After the cut: the pause it starts is where the next window's estimate starts.
+      if (pauseMs > 0) this.#windows.pausedFrom(now + pauseMs, this.#sent);
     } else {
       // Remaining is a snapshot taken when this request arrived: the requests sent after it will use
       // some of it. (An older snapshot arriving late says nothing new.)
@@ -262,6 +209,7 @@ export class AdaptiveController {
           // than a full reset (a token bucket's reset is the time until it is full).
           const refill = this.#serverRate === undefined ? Infinity : ((after - info.remaining + 1) * 1000) / this.#serverRate;
           pauseMs = Math.min(info.resetMs, Math.ceil(refill));
+          this.#windows.pausedFrom(now + pauseMs, this.#sent);
         }
       }
       if (tag.epoch === this.#epoch && tag.gen === this.#gen) change = this.#increase(now) ?? change;
@@ -275,6 +223,7 @@ export class AdaptiveController {
     this.#maxRate = o.maxRate;
     const ceiling = this.ceiling;
     if (ceiling === Infinity) return undefined;
+    this.#phase = "curve";
     this.#startCurve(ceiling);
     return this.#set(ceiling, "set-limit", now);
   }
@@ -289,31 +238,79 @@ export class AdaptiveController {
     this.#serverRate = stated;
     this.#serverWindow = window;
     const ceiling = this.ceiling;
+    this.#phase = "curve";
     this.#startCurve(ceiling);
     // Authoritative: the rate follows the stated limit, down at once and up at once.
     return this.#set(Math.max(this.#o.minRate, ceiling), "server-limit", now);
   }
 
-  #cut(tag: SendTag, now: number): RateChange | undefined {
-    const measured = this.#measured(tag.at, now);
+  #cut(tag: SendTag, now: number, cap = Infinity): RateChange | undefined {
     const rate = this.#rate;
-    // In slow start the rate may be far past the server's (it doubled while the answers were on
-    // their way): what the server accepted says how far. Later a probe oversteps by a few per cent,
-    // so the rate at the cut is the better measure — unless the server now accepts much less (its
-    // limit dropped). Successes are counted as they arrive, which lags: never cut below half.
-    const base = this.#known === undefined
-      ? Math.min(rate, Math.max(rate / 2, measured))
-      : Math.min(rate, Math.max(rate * CUT_TRUST, measured));
+    const measured = Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
     const known = this.#known;
     this.#epoch++;
-    const next = Math.max(this.#o.minRate, base * this.#o.decrease);
+    this.#acceptedAtCeiling = 0;
+    const floor = (r: number) => Math.max(this.#o.minRate, r);
+    const reached = this.#lastChange?.reason;
+    if (this.#phase === "start") {
+      // Slow start may be far past the server's rate (it doubled while the answers were on their
+      // way): what the server accepted says how far — but never below half (the rate before the
+      // last doubling worked), as successes are counted as they arrive and lag. Then search up.
+      const base = Math.min(rate, Math.max(rate / 2, measured));
+      this.#phase = "search";
+      this.#searchCap = Infinity;
+      this.#searchFrom = 0;
+      this.#startCurve(base);
+      return this.#set(floor(base * this.#o.decrease), "throttled", now, true);
+    }
+    if (this.#phase === "search" && reached === "search") {
+      // One search step past a rate that held for a whole step: the limit lies near. What the
+      // server accepted says where (a burst it allows may have hidden more than one step).
+      const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
+      const next = floor(base * cutFactor(this.#o.decrease, Math.max(measured, base), rate));
+      this.#phase = "curve";
+      if (next < this.#searchFrom) {
+        // Never below where the search started (that rate held a step): its plateau from there.
+        this.#startCurve(this.#searchFrom);
+        this.#curveTime = this.#curveK;
+        return this.#set(this.#searchFrom, "throttled", now, true);
+      }
+      this.#startCurve(base);
+      return this.#set(next, "throttled", now, true);
+    }
+    if (this.#phase === "search") {
+      // Still too high right after slow start's cut: sized by what the server accepted, then
+      // search up from there.
+      const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
+      this.#phase = "search";
+      this.#startCurve(base);
+      return this.#set(floor(base * this.#o.decrease), "throttled", now, true);
+    }
+    // Later a probe oversteps by a few per cent, so the rate at the cut is the better measure —
+    // unless the server now accepts much less (its limit dropped).
+    const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
+    const next = floor(base * cutFactor(this.#o.decrease, measured, rate));
     if (known !== undefined && rate <= known * 1.001) {
       // Overloaded at or below the rate believed to work: that belief was wrong (the limit dropped,
       // or a server's burst hid an earlier overshoot). Climbing back to it would overload again, so
       // the new rate becomes the known one, reached already (the curve's plateau), and only slow
-      // probing goes past it.
+      // probing goes past it. (Searching again from below was tried: with a server's burst hiding
+      // each step it loops, overshooting every few seconds.)
       this.#startCurve(next);
       this.#curveTime = this.#curveK;
+      // A cut measured far below a rate that had held for a while (a pause in the span, a window's
+      // phase) would leave the plateau there for good: search back up, 10 % a step, to `decrease`
+      // × that rate — no further (a server whose burst hides each step would make an open search
+      // loop). A rate that had not held (a told limit at its first throttle) is no such guide.
+      const cap = rate * this.#o.decrease;
+      // The first cut of a told limit is no measure of the server either: the told rate may be
+      // right and only its shape wrong (a window's burst against a `limit_req`).
+      const told = this.#epoch === 1 && rate >= this.#maxRate;
+      if (next < cap && (told || (next < DEEP_CUT * cap && now - this.#stableSince >= HELD_STEPS * this.step))) {
+        this.#phase = "search";
+        this.#searchCap = cap;
+        this.#searchFrom = next;
+      }
     } else {
       this.#startCurve(base);
     }
@@ -326,24 +323,31 @@ export class AdaptiveController {
     const ceiling = this.ceiling;
     const rate = this.#rate;
     if (!this.#demand || rate >= ceiling) return undefined;
-    const every = Math.max(this.#o.probeInterval, this.#serverWindow);
+    // Slow start doubles faster than a probe step (each doubling still confirmed by an answer at
+    // the rate before it): from 1/s, 32/s takes 3 s.
+    const every = this.#phase === "start" ? this.step * START_STEP : this.step;
     const since = now - this.#lastChangeAt;
     if (since < every) return undefined;
-    const known = this.#known;
     let next: number;
     let reason: RateChangeReason;
-    if (known === undefined) {
+    if (this.#phase === "start") {
       next = rate * 2;
       reason = "slow-start";
+    } else if (this.#phase === "search") {
+      next = Math.min(rate * SEARCH_STEP, this.#searchCap);
+      reason = "search";
+      if (next >= this.#searchCap) {
+        // Back where a cut that went too deep started from: the curve's plateau from here.
+        this.#phase = "curve";
+        this.#startCurve(next);
+        this.#curveTime = this.#curveK;
+      }
     } else {
-      // CUBIC rescaled by the known rate W: W·(1 + (1 − β)·((t − K)/K)³) climbs fast from βW, dwells
-      // near W around t = K, then probes past it, faster and faster. Its clock runs only while the
-      // rate is what holds callers back (at most two steps per step), so idle time never turns into
-      // a jump; and one step at most multiplies the rate by MAX_STEP.
+      // The curve's clock runs only while the rate is what holds callers back (at most two steps
+      // per step), so idle time never turns into a jump; one step at most multiplies by MAX_STEP.
+      const known = this.#known!;
       this.#curveTime += Math.min(since, 2 * every);
-      const k = this.#curveK;
-      const x = (this.#curveTime - k) / k;
-      next = Math.min(rate * MAX_STEP, known * (1 + (1 - this.#o.decrease) * x * x * x));
+      next = Math.min(rate * MAX_STEP, cubicRate(known, this.#curveTime, this.#curveK, this.#o.decrease));
       if (next <= rate) return undefined;
       reason = next <= known ? "recover" : "probe";
     }
@@ -354,59 +358,18 @@ export class AdaptiveController {
   #startCurve(known: number): void {
     this.#known = known;
     this.#curveTime = 0;
-    this.#curveK = Math.min(CURVE_MAX_MS, Math.max(CURVE_MIN_MS, (CURVE_REQUESTS * 1000) / known));
+    this.#curveK = curveK(known, this.step);
   }
 
   #set(rate: number, reason: RateChangeReason, now: number, force = false): RateChange | undefined {
     const previous = this.#rate;
     if (rate === previous && !force) return undefined;
+    if (rate > previous * SAME_RATE || rate * SAME_RATE < previous) this.#stableSince = now;
     this.#rate = rate;
     this.#gen++;
     this.#lastChangeAt = now;
     this.#demand = false;
     if (rate === previous) return undefined;
     return (this.#lastChange = { rate, previous, reason, at: now, epoch: this.#epoch });
-  }
-
-  #span(): number {
-    return Math.max(MEASURE_MIN_MS, (MEASURE_REQUESTS * 1000) / this.#rate);
-  }
-
-  #prune(now: number): void {
-    // Keep two spans: a cut measures the span before a send that may be a span old.
-    const from = now - 2 * this.#span();
-    const a = this.#sends;
-    // Pending ones go too: one that never gets an answer must not hold the array (a measure only
-    // looks a span back, and its caller keeps the tag).
-    while (this.#head < a.length && a[this.#head]!.at < from) this.#head++;
-    // Compact now and then, so the array holds about two spans of sends.
-    if (this.#head > 1024 && this.#head * 2 > a.length) {
-      this.#sends = a.slice(this.#head);
-      this.#head = 0;
-    }
-  }
-
-  /**
-   * What the server accepted in the span before `until` (the throttled request's send), requests per
-   * second: the rate of sends in that span times the share of their answers so far that were
-   * accepted. Answers still on their way are assumed to fare alike, so the measure does not lag.
-   */
-  #measured(until: number, now: number): number {
-    this.#prune(now);
-    const span = this.#span();
-    let sent = 0;
-    let accepted = 0;
-    let answered = 0;
-    const a = this.#sends;
-    for (let i = a.length - 1; i >= this.#head; i--) {
-      const r = a[i]!;
-      if (r.at > until) continue;
-      if (r.at < until - span) break;
-      sent++;
-      if (r.outcome !== "pending") answered++;
-      if (r.outcome === "accepted") accepted++;
-    }
-    if (answered === 0) return this.#rate;
-    return ((sent * 1000) / span) * (accepted / answered);
   }
 }

@@ -23,18 +23,24 @@ export interface AdaptiveOptions {
    */
   maxRate?: number;
   /**
-   * The starting rate when nothing is known, in requests per second (slow start doubles it each
-   * `probeInterval` while callers wait and no 429 comes back).
+   * The starting rate when nothing is known, in requests per second (slow start doubles it every
+   * 0.6 `probeInterval` while callers wait and no 429 comes back).
    * @default 1, or `maxRate` when it is given
    */
   initialRate?: number;
   /** The floor no cut goes below, in requests per second. @default 1/60 (one a minute) */
   minRate?: number;
-  /** The factor of a cut: after an overload the rate becomes this share of what the server accepted. @default 0.9 */
+  /**
+   * The factor of a cut: after an overload the rate becomes this share of what the server accepted
+   * — or half as deep (0.95 for 0.9) when it accepted nearly everything sent (a small overshoot).
+   * @default 0.9
+   */
   decrease?: number;
   /**
-   * The least time between two increases, in ms. A server's stated window (RateLimit-Policy `w`)
-   * lengthens it: a probe faster than the window measures nothing.
+   * The least time between two increases, in ms (slow start doubles every 0.6 of it). A server's
+   * window lengthens it — stated (RateLimit-Policy `w`) or inferred from a throttle's delay of 2 s
+   * or more (a Retry-After of 41 s says the window is at least 42 s) — as a probe faster than the
+   * window measures nothing.
    * @default 1000
    */
   probeInterval?: number;

@@ -162,9 +162,9 @@ export function toldRate(limiter: unknown): number {
  * attempt is not sent after all (another limiter refused it).
  *
  * `ceiling`: the rate of the limiter the attempt goes through next, which enforces it exactly. While
- * the learned rate is that ceiling (told the right limit, nothing learned below it) and nothing holds
- * the key back (no pause, no queue), the attempt passes without taking a spacing slot: the limiter
- * alone paces it, so adaptive costs nothing — a strict window counted from each response grants
+ * the learned rate is that ceiling (told the right limit, nothing learned below it), not in doubt
+ * after a cut, and no pause holds the key back, the attempt passes without taking a spacing slot:
+ * the limiter alone paces it, so adaptive costs nothing — a strict window counted from each response grants
  * exactly as without it. Below the ceiling, or paused, the learned rate paces. @internal
  *
  * @example
@@ -212,7 +212,8 @@ export interface Admission {
 const PASSED: Admission = Object.freeze({ waited: false, passed: true, cancel: () => {} });
 
 /**
- * True when the learned rate must pace an attempt: below the ceiling, paused, or others queued. @internal
+ * True when the learned rate must pace an attempt: below the ceiling, at a ceiling in doubt (see
+ * `AdaptiveController.confirmed`), or paused. @internal
  *
  * @example
  * ```ts
@@ -220,5 +221,8 @@ const PASSED: Admission = Object.freeze({ waited: false, passed: true, cancel: (
  * ```
  */
 export function mustPace(limiter: AdaptiveLimiter, ceiling: number): boolean {
-  return !(limiter.rate >= ceiling && limiter.queued === 0 && !limiter.paused);
+  // Callers still queued at the learned rate when it reaches the ceiling drain at it; the next
+  // limiter keeps the total exact meanwhile. (Pacing new attempts behind them instead would make
+  // each attempt the next limiter holds take a second slot: half the rate, for good.)
+  return !(limiter.rate >= ceiling && limiter.controller.confirmed && !limiter.paused);
 }

@@ -63,11 +63,29 @@ export async function runAttempts(
   const costs = config.costs;
   // An async `cost` runs under the call's signal: the caller's abort and `totalTimeout` (armed
   // before the call began) end the call while it is pending.
-  const cost = costs === undefined || !costs.reserve
-    ? undefined
-    : typeof costs.cost === "function"
-    ? checkedCost(await untilAborted(costs.cost(call.request), callSignal), costs.named)
-    : costs.cost;
+  let cost: Cost | undefined;
+  if (costs === undefined || !costs.reserve) cost = undefined;
+  else if (typeof costs.cost !== "function") cost = costs.cost;
+  else {
+    // A streamed body (sent once, never buffered by us) is teed for `cost`, which may read it (an
+    // LLM profile estimates tokens from it): its copy is buffered only as far as `cost` reads, and
+    // what it leaves unread is cancelled once it returns. That request is the call's view for the
+    // other hooks too (`key`, `settle`, `onResponse` see the very object `cost` saw).
+    const body = init?.body;
+    if (plan.kind === "streamed" && typeof ReadableStream === "function" && body instanceof ReadableStream && !body.locked) {
+      const [forCost, forSend] = body.tee();
+      init = { ...init, body: forSend };
+      const request = new Request(call.request, { body: forCost, duplex: "half" } as RequestInit);
+      call = { method: call.method, url: call.url, headers: call.headers, hasIdempotencyKey: call.hasIdempotencyKey, request };
+      state.prepared = call;
+    }
+    try {
+      cost = checkedCost(await untilAborted(costs.cost(call.request), callSignal), costs.named);
+    } finally {
+      const teed = plan.kind === "streamed" ? call.request.body : null;
+      if (teed !== null && !teed.locked) teed.cancel().catch(() => {});
+    }
+  }
   // With a KeyedLimiter or `adaptive`: one limiter, and one learned rate, per key.
   const key = config.keyed === undefined && config.adaptive === undefined ? undefined : config.key(call.request);
   if (key !== undefined && typeof key !== "string") {
@@ -224,7 +242,7 @@ export async function runAttempts(
         // the response it hands back.
         const response = applySettle(costs!.settle, result.response, { request: call.request, reserved: reserved!, attempt: state.attempts }, hold);
         if (decided.retry === false) {
-          return costs!.maxConcurrent === undefined ? response : trackBody(response, () => hold.bodyEnded(), clock, costs!.slotTimeout);
+          return costs!.maxConcurrent === undefined ? response : trackBody(response, (idle) => hold.bodyEnded(idle), clock, costs!.slotTimeout);
         }
         result = { response };
         hold.bodyEnded(); // a retried body is discarded: its slot ends now

@@ -17,7 +17,7 @@ export function unrefTimer(clock: Clock, callback: () => void, ms: number): Time
 /**
  * The response with a body that reports its end once — fully read, cancelled or errored (also while
  * nobody reads it) — or after `idleMs` ms in which no read was made or pending (the body stays
- * readable then). A response without a body
+ * readable then; `ended` is told `idle: true`). A response without a body
  * (or one a `Response` cannot be rebuilt with) reports at once and is returned as is. The copy keeps
  * the status, headers, `url` and `redirected` of the original. @internal
  *
@@ -26,10 +26,10 @@ export function unrefTimer(clock: Clock, callback: () => void, ms: number): Time
  * const tracked = trackBody(response, () => hold.bodyEnded(), clock, 30_000);
  * ```
  */
-export function trackBody(response: Response, ended: () => void, clock: Clock, idleMs: number): Response {
+export function trackBody(response: Response, ended: (idle: boolean) => void, clock: Clock, idleMs: number): Response {
   const body = response.body;
   if (body === null || response.status < 200 || response.status > 599 || body.locked) {
-    ended();
+    ended(false);
     return response;
   }
   let done = false;
@@ -38,12 +38,12 @@ export function trackBody(response: Response, ended: () => void, clock: Clock, i
   // reading: the idle time counts only while no read is pending.
   let reading = false;
   let timer: TimerHandle | undefined;
-  const finish = () => {
+  const finish = (idle = false) => {
     if (done) return;
     done = true;
     if (timer !== undefined) clock.clearTimeout(timer);
     timer = undefined;
-    ended();
+    ended(idle);
   };
   // Checks idleness from the last read, so reading costs no timer work per chunk. No timer while a
   // read is pending: the read's end arms it again.
@@ -51,14 +51,14 @@ export function trackBody(response: Response, ended: () => void, clock: Clock, i
     timer = undefined;
     if (done || reading) return;
     const idle = clock.now() - last;
-    if (idle >= idleMs) finish();
+    if (idle >= idleMs) finish(true);
     else timer = unrefTimer(clock, check, idleMs - idle);
   };
   timer = unrefTimer(clock, check, idleMs);
   const reader = body.getReader();
   // The body may end or error while nobody pulls (the caller's abort errors it, the server closes
   // it): the slot frees then, not after `slotTimeout`. A close is seen only once its data was read.
-  reader.closed.then(finish, finish);
+  reader.closed.then(() => finish(), () => finish());
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
       reading = true;

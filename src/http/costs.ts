@@ -222,10 +222,14 @@ export class AttemptHold {
     } else this.#learn(value);
   }
 
-  /** The response body is done (read, cancelled or errored), or there is none. */
-  bodyEnded(): void {
+  /**
+   * The response body is done (read, cancelled or errored), or there is none — or, `idle`, nobody
+   * read it for `slotTimeout` ms: then the slot frees now, as reserved unless the cost is known (a
+   * cost that needs the body read, a stream's usage, would not come before someone reads it).
+   */
+  bodyEnded(idle = false): void {
     this.#bodyDone = true;
-    if (this.#known || !this.#slot) {
+    if (this.#known || !this.#slot || idle) {
       this.#end();
       return;
     }

@@ -159,11 +159,13 @@ export class Reservation {
    * Settles with the actual cost: a number (every policy), or per dimension on a named combination
    * (a dimension left out settles as reserved). Less than reserved gives the rest back; more is
    * recorded as debt (never clamped) that later requests wait for. Frees concurrency slots. Returns
-   * false, changing nothing, when the reservation was already settled.
+   * false, changing nothing, when the reservation was already settled — whatever `actual` is.
    * @throws {RangeError | TypeError} when `actual` is not a non-negative integer (or such a record of
-   * known dimensions); nothing changes then
+   * known dimensions) on a reservation not yet settled; nothing changes then
    */
   settle(actual?: Permits): boolean {
+    // The first call wins: a later one, valid or not, returns false (checked before the value).
+    if (this.#settled) return false;
     const policies = this.#ask.context.queue.policies;
     const reserved = policies.map((_, i) => amountAt(this.#ask.amounts, i, this.#ask.permits));
     const actuals = actual === undefined ? reserved : this.#actuals(actual, reserved);

@@ -53,9 +53,12 @@ const OVERLOADED = new Set([529]);
  *   a stream's `message_start`/`message_delta` events as the caller reads them. A 429 or 529 gives
  *   its tokens back.
  * - **Reads** `retry-after` (the fetch pauses the model's budgets for it on a 429), `x-should-retry`,
- *   and `anthropic-ratelimit-{requests,input-tokens,output-tokens}-limit`: a limit the server
- *   reports below yours lowers your budget. A **529 `overloaded_error`** is retried with backoff
- *   (even a POST: the server did no work) and pauses or cuts nothing: it is not a quota.
+ *   and `anthropic-ratelimit-{requests,input-tokens,output-tokens}-{limit,remaining,reset}`: a limit
+ *   the server reports below yours lowers your budget (a queued call asking more fails with a
+ *   RangeError); `remaining`, less what calls sent later reserved, caps what is granted until the
+ *   next answer, refilling until full at the RFC 3339 reset. A **529 `overloaded_error`** is retried
+ *   with backoff (even a POST: the server did no work) and pauses or cuts nothing: it is not a
+ *   quota (its tokens settle to 0, as a 429's).
  *
  * @throws {RangeError} for a limit that is not a positive integer; {@link TypeError} for an unknown option.
  * @example
@@ -84,18 +87,19 @@ export function anthropic(options: AnthropicProfileOptions): VendorProfile {
   const cost = async (request: Request): Promise<Cost> => {
     const found = estimateAnthropicRequest(await bodyText(request), estimate);
     modelOf.set(request, found?.model);
-    return { requests: 1, input: found?.inputTokens ?? 0, output: found?.outputTokens ?? 0, ...budgets.slot };
+    return budgets.costOf(request, { requests: 1, input: found?.inputTokens ?? 0, output: found?.outputTokens ?? 0, ...budgets.slot });
   };
-  const onResponse = ({ response, key }: ResponseEvent): void => {
+  const onResponse = ({ request, response, key }: ResponseEvent): void => {
     if (key === undefined || response.status === 529) return;
     const { budgets: reported } = readAnthropicHeaders(response, { now: Date.now() });
     budgets.learn(key, "requests", reported.requests?.limit);
     budgets.learn(key, "input", reported.input?.limit);
     budgets.learn(key, "output", reported.output?.limit);
+    budgets.sync(key, request, { requests: reported.requests, input: reported.input, output: reported.output });
   };
   return {
     limiter: budgets.keyed,
-    key: modelOf.key,
+    key: (request) => budgets.keyOf(request, modelOf.key(request)),
     cost,
     settle: settleFromUsage(
       "anthropic",

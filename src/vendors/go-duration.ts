@@ -23,8 +23,12 @@ const UNIT_NS: Readonly<Record<string, bigint>> = {
   h: 3_600_000_000_000n,
 };
 
-/** One `<digits>[.<digits>]<unit>` component; units are tried longest first so "ms" is not "m". */
-const COMPONENT = /(\d+)(?:\.(\d+))?(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/y;
+/**
+ * One `[digits][.[digits]]<unit>` component, as Go's `time.ParseDuration` reads it: either side of
+ * the dot may be empty (`.5s`, `1.s`) but not both (checked by the caller); units are tried longest
+ * first so "ms" is not "m".
+ */
+const COMPONENT = /(\d*)(?:\.(\d*))?(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/y;
 
 /** Longer values are refused unread: the longest Go writes, "2562047h47m16.854775807s", has 24. */
 const MAX_LENGTH = 64;
@@ -36,9 +40,10 @@ const NS_PER_MS = 1_000_000n;
  *
  * Accepts one or more `<number><unit>` components (`1h2m3.5s`, `1.2s`, `850ms`, `1µs`, `1us`),
  * units `h`, `m`, `s`, `ms`, `us`/`µs`/`μs`, `ns`, and the bare `0` Go writes for a zero duration.
- * Strict: a sign (a reset cannot be negative), a number without a unit (`5` — Azure OpenAI's
- * integer seconds are not Go durations), a bare dot (`.5s`, `1.s`), spaces, or an unknown unit
- * make the whole value malformed, and a malformed value is `undefined`, never a guess.
+ * Like Go, either side of a decimal point may be empty (`.5s` = 500 ms, `1.s` = 1 s), not both
+ * (`.s`). Stricter than Go in one way only: a sign is refused (a reset cannot be negative). A number
+ * without a unit (`5` — Azure OpenAI's integer seconds are not Go durations), spaces, or an unknown
+ * unit make the whole value malformed, and a malformed value is `undefined`, never a guess.
  *
  * @returns whole ms, rounded up and clamped to {@link MAX_DELAY_MS}; `undefined` when absent or malformed.
  * @example
@@ -47,6 +52,7 @@ const NS_PER_MS = 1_000_000n;
  * parseGoDuration("1.2s");     // 1200
  * parseGoDuration("1h2m3.5s"); // 3723500
  * parseGoDuration("1µs");      // 1 (rounded up)
+ * parseGoDuration(".5s");      // 500 (as Go's time.ParseDuration)
  * parseGoDuration("-1s");      // undefined
  * ```
  */
@@ -75,12 +81,13 @@ export function parseGoDurationNs(value: string | null | undefined): bigint | un
   COMPONENT.lastIndex = 0;
   while (COMPONENT.lastIndex < value.length) {
     const m = COMPONENT.exec(value);
-    if (m === null) return undefined;
+    const whole = m?.[1] ?? "";
+    const fraction = m?.[2] ?? "";
+    if (m === null || (whole === "" && fraction === "")) return undefined; // "s", ".s": no digits
     const unit = UNIT_NS[m[3]!]!;
-    const fraction = m[2] ?? "";
     // The fraction scaled into the unit's ns exactly: digits × unit / 10^digits, truncated.
     const fractionNs = fraction === "" ? 0n : (BigInt(fraction) * unit) / 10n ** BigInt(fraction.length);
-    total += BigInt(m[1]!) * unit + fractionNs;
+    total += BigInt(whole === "" ? "0" : whole) * unit + fractionNs;
   }
   return total;
 }

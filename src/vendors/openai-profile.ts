@@ -63,8 +63,11 @@ const KNOWN = ["maxConcurrent", "rpm", "tpm", "models", "clock", "charsPerToken"
  *   the final chunk of a stream as the caller reads it (send `stream_options: { include_usage: true }`;
  *   a stream without usage counts its full reservation). A 429 gives its tokens back.
  * - **Reads** `retry-after-ms`/`retry-after` (the fetch pauses the model's budgets for them on a
- *   429), `x-should-retry` (decides retries when sent), and `x-ratelimit-limit-{requests,tokens}`:
- *   a limit the server reports below yours lowers your budget.
+ *   429), `x-should-retry` (decides retries when sent), and `x-ratelimit-{limit,remaining,reset}-
+ *   {requests,tokens}`: a limit the server reports below yours lowers your budget (a queued call
+ *   asking more fails with a RangeError); `remaining`, less what calls sent later reserved, caps
+ *   what is granted until the next answer, refilling until full at the reset (the time until the
+ *   budget is full again) — so a server that keeps its up-front charge refuses nothing either.
  *
  * Budgets are strict one-minute rolling windows per model (fits OpenAI's one-minute token buckets).
  * The model is read from the body by `cost`; a fetch that asks for the key before the cost (the
@@ -105,17 +108,18 @@ export function openai(options: OpenAIProfileOptions): VendorProfile {
   const cost = async (request: Request): Promise<Cost> => {
     const found = estimateOpenAIRequest(await bodyText(request), estimate);
     modelOf.set(request, found?.model);
-    return { requests: 1, tokens: found?.tokens ?? 0, ...budgets.slot };
+    return budgets.costOf(request, { requests: 1, tokens: found?.tokens ?? 0, ...budgets.slot });
   };
-  const onResponse = ({ response, key }: ResponseEvent): void => {
+  const onResponse = ({ request, response, key }: ResponseEvent): void => {
     if (key === undefined) return;
     const { budgets: reported } = readOpenAIHeaders(response, { now: Date.now() });
     budgets.learn(key, "requests", reported.requests?.limit);
     budgets.learn(key, "tokens", reported.tokens?.limit);
+    budgets.sync(key, request, { requests: reported.requests, tokens: reported.tokens });
   };
   return {
     limiter: budgets.keyed,
-    key: modelOf.key,
+    key: (request) => budgets.keyOf(request, modelOf.key(request)),
     cost,
     settle: settleFromUsage("openai", (usage) => ({ requests: 1, tokens: usage.totalTokens }), { requests: 1, tokens: 0 }),
     retry: { shouldRetry: llmShouldRetry(new Set()) },

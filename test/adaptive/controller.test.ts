@@ -29,10 +29,11 @@ describe("AdaptiveController options", () => {
 });
 
 describe("AdaptiveController", () => {
-  test("slow start doubles once per probeInterval, only on answers to requests sent at the current rate, only under demand", () => {
+  test("slow start doubles every 0.6 probeInterval, only on answers to requests sent at the current rate, only under demand", () => {
     const c = new AdaptiveController({}, 0);
     let tag = c.onSent(0, true);
     expect(c.onResponse(tag, ok, 500).change).toBeUndefined(); // too soon
+    expect(c.onResponse(c.onSent(550, true), ok, 599).change).toBeUndefined(); // still too soon: 0.6 × 1000 ms
     expect(c.onResponse(c.onSent(600, true), ok, 1000).change).toMatchObject({ rate: 2, previous: 1, reason: "slow-start", at: 1000 });
     // An answer to a request sent before the doubling does not confirm the new rate.
     expect(c.onResponse(tag, ok, 2500).change).toBeUndefined();
@@ -116,27 +117,115 @@ describe("AdaptiveController", () => {
     expect(d.onResponse(tag, { throttled: false, rateLimit: { remaining: 1, resetMs: 800, source: "x-ratelimit" } }, 5).pauseMs).toBe(800);
   });
 
-  test("after a cut the rate climbs back toward the rate that worked, then probes past it only under demand", () => {
+  test("after slow start's cut the rate searches up 10 % a step; after the next cut it climbs back toward the rate that worked, then probes past it only under demand", () => {
     const c = new AdaptiveController({ initialRate: 64 }, 0);
     // 40 requests a second for 2 s, all accepted, then one throttled: the server took 40 a second.
     const tags = Array.from({ length: 80 }, (_, i) => c.onSent(i * 25, false));
     tags.slice(0, 79).forEach((tag) => c.onResponse(tag, ok, 2000));
     c.onResponse(tags[79]!, throttle, 2000); // measured 40 (more than half of 64): cut to 36
-    expect(c.rate).toBeCloseTo(40 * (79 / 80) * 0.9, 9); // the throttled send counts in the share
+    const cut = 40 * (79 / 80) * 0.9; // the throttled send counts in the share
+    expect(c.rate).toBeCloseTo(cut, 9);
+    // Slow start's estimate is rough: the rate steps up 10 % a probe step, under demand only.
+    expect(c.onResponse(c.onSent(2500, false), ok, 3000).change).toBeUndefined();
+    expect(c.onResponse(c.onSent(2600, true), ok, 3100).change?.reason).toBe("search");
+    expect(c.rate).toBeCloseTo(cut * 1.1, 9);
+    expect(c.onResponse(c.onSent(3600, true), ok, 4100).change?.reason).toBe("search");
+    expect(c.rate).toBeCloseTo(cut * 1.21, 9);
+    const searched = c.rate;
+    // The next throttle ends the search: a cut, then the cubic curve.
+    c.onResponse(c.onSent(4150, true), throttle, 4200);
+    expect(c.lastChange).toMatchObject({ reason: "throttled", previous: searched });
     const changes: RateChange[] = [];
-    for (let t = 3000; t <= 60_000; t += 1000) {
+    for (let t = 5000; t <= 60_000; t += 1000) {
       const change = c.onResponse(c.onSent(t - 500, true), ok, t).change;
       if (change !== undefined) changes.push(change);
     }
     expect(changes[0]!.reason).toBe("recover");
     expect(changes.map((x) => x.reason)).toContain("probe");
-    expect(c.rate).toBeGreaterThan(40);
+    expect(c.rate).toBeGreaterThan(searched);
     const before = c.rate;
     // Idle (nobody waits): nothing grows, and the idle time is no jump afterwards.
     for (let t = 41_000; t <= 400_000; t += 1000) c.onResponse(c.onSent(t - 500, false), ok, t);
     expect(c.rate).toBe(before);
     c.onResponse(c.onSent(400_500, true), ok, 401_000);
     expect(c.rate).toBeLessThanOrEqual(before * 1.25);
+  });
+});
+
+describe("AdaptiveController: windows, gentle cuts, deep cuts", () => {
+  test("a long Retry-After is read as the server's window: no increase comes faster than it", () => {
+    const c = new AdaptiveController({ maxRate: 10, initialRate: 2 }, 0);
+    expect(c.step).toBe(1000);
+    c.onResponse(c.onSent(0, true), { throttled: true, delayMs: 41_200 }, 100); // a per-minute window, 41 s left
+    expect(c.step).toBe(42_000);
+    const increases: number[] = [];
+    for (let t = 1000; t < 84_000; t += 1000) {
+      const change = c.onResponse(c.onSent(t - 10, true), ok, t).change;
+      if (change !== undefined) increases.push(change.at);
+    }
+    // Under demand and confirmed every second, yet one increase per 42 s: at 43 s, none before.
+    expect(increases).toEqual([43_000]);
+    // A short delay (a 1-s window) changes nothing.
+    const d = new AdaptiveController({}, 0);
+    d.onResponse(d.onSent(0, true), { throttled: true, delayMs: 1000 }, 10);
+    expect(d.step).toBe(1000);
+  });
+
+  test("a cut is half as deep when the server accepted nearly everything sent before the throttle", () => {
+    const c = new AdaptiveController({ maxRate: 20 }, 0);
+    // 20 a second for 2 s, all accepted; the last one sent is throttled: a small overshoot.
+    const tags = Array.from({ length: 40 }, (_, i) => c.onSent(i * 50, false));
+    tags.slice(0, 39).forEach((tag) => c.onResponse(tag, ok, 2000));
+    c.onResponse(tags[39]!, throttle, 2000);
+    const measured = 20 * (39 / 40);
+    expect(c.rate).toBeCloseTo(measured * 0.95, 9); // not × 0.9
+  });
+
+  test("a told limit is in doubt after a cut, until a second's worth sent at it is accepted; never before the first cut", () => {
+    const c = new AdaptiveController({ maxRate: 5 }, 0);
+    expect(c.confirmed).toBe(true); // told right, nothing changes: the told limit's own limiter paces
+    c.onResponse(c.onSent(0, false), throttle, 100);
+    expect(c.confirmed).toBe(false);
+    c.setMaxRate(5, 200); // back at the ceiling: answers to requests sent there confirm it
+    for (let i = 0; i < 4; i++) c.onResponse(c.onSent(300 + i * 200, false), ok, 350 + i * 200);
+    expect(c.confirmed).toBe(false);
+    c.onResponse(c.onSent(1100, false), ok, 1150);
+    expect(c.confirmed).toBe(true);
+  });
+
+  test("behind a long Retry-After, a cut is sized by what one window accepted, not by a burst", () => {
+    const c = new AdaptiveController({ maxRate: 10 }, 0);
+    // A first refusal pauses until t = 10 s (the window ends then).
+    c.onResponse(c.onSent(0, false), { throttled: true, delayMs: 9_000 }, 1000);
+    // From 10 s, 30 sent at 10/s and accepted (the window's burst), then one refused with 57 s left.
+    const tags = Array.from({ length: 31 }, (_, i) => c.onSent(10_000 + i * 100, false));
+    tags.slice(0, 30).forEach((tag) => c.onResponse(tag, ok, 13_050));
+    const before = c.rate;
+    c.onResponse(tags[30]!, { throttled: true, delayMs: 57_000 }, 13_100);
+    // The window ran from 10 s to 13.1 + 57 s: 30 accepted in 60.1 s, half a request a second.
+    expect(c.rate).toBeLessThan(before);
+    expect(c.rate).toBeCloseTo(Math.max(before * 0.75, 30 / 60.1) * 0.9, 9);
+  });
+
+  test("a cut far below a rate that had held searches back up 10 % a step, to decrease × that rate and no further", () => {
+    const c = new AdaptiveController({ maxRate: 40, initialRate: 20 }, 0);
+    // 20/s for 4 s: the first 2 s accepted, then the last one sent is throttled with the rest still
+    // on their way: the measure (half of what was answered accepted) says 10/s, far below 20/s,
+    // which had held for 4 s. The cut goes to 0.75 × 20 × 0.9 = 13.5.
+    const tags = Array.from({ length: 80 }, (_, i) => c.onSent(i * 50, false));
+    tags.slice(0, 40).forEach((tag) => c.onResponse(tag, ok, 2100));
+    c.onResponse(tags[79]!, throttle, 4000);
+    expect(c.lastChange).toMatchObject({ reason: "throttled", previous: 20 });
+    expect(c.rate).toBeCloseTo(13.5, 9);
+    const reasons: string[] = [];
+    for (let t = 5000; t <= 10_000; t += 1000) {
+      const change = c.onResponse(c.onSent(t - 100, true), ok, t).change;
+      if (change !== undefined) reasons.push(change.reason);
+    }
+    expect(reasons.slice(0, 3)).toEqual(["search", "search", "search"]);
+    // It stops at 0.9 × 20 = 18 and dwells there (the curve's plateau), then probes only slowly.
+    expect(c.rate).toBeGreaterThanOrEqual(18);
+    expect(c.rate).toBeLessThan(18 * 1.05);
   });
 });
 
@@ -205,7 +294,7 @@ test("properties: never above the ceiling or below the floor; exactly one cut pe
                 throttledPerEpoch.add(tag!.epoch);
               }
             } else if (reach.hit("rate raised", c.rate > rateBefore)) {
-              expect(["slow-start", "recover", "probe"]).toContain(advice.change?.reason);
+              expect(["slow-start", "search", "recover", "probe"]).toContain(advice.change?.reason);
             }
           }
           if (maxRate !== undefined) expect(c.rate).toBeLessThanOrEqual(maxRate);

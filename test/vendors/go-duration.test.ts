@@ -28,12 +28,16 @@ describe("parseGoDuration", () => {
     ["0.0000000001s", 0], // below a nanosecond: dropped, as Go does
     ["2562047h47m16.854775807s", 9_223_372_036_855], // Go's largest duration
     ["1m1m", 120_000], // Go sums repeated units
+    // Go's time.ParseDuration lets either side of the dot be empty (not both): ".5s", "1.s".
+    [".5s", 500],
+    ["1.s", 1_000],
+    ["1h.5m", 3_630_000],
   ])("%j → %j ms", (value, expected) => {
     expect(parseGoDuration(value)).toBe(expected);
   });
 
   test.each([
-    [null], [undefined], [""], ["1"], ["-1s"], ["+1s"], [".5s"], ["1.s"], ["1 s"], [" 1s"], ["1s "], ["1S"],
+    [null], [undefined], [""], ["1"], ["-1s"], ["+1s"], [".s"], ["."], ["1.s.5"], ["1 s"], [" 1s"], ["1s "], ["1S"],
     ["1d"], ["1sec"], ["s"], ["1.2.3s"], ["1e3ms"], ["0x10s"], ["1s,1s"], ["١s"], [`${"1".repeat(70)}s`],
   ])("malformed %j → undefined", (value) => {
     expect(parseGoDuration(value)).toBeUndefined();
@@ -90,7 +94,8 @@ describe("parseGoDuration properties", () => {
 
   test("hostile input never throws, and only the grammar is accepted", () => {
     const reach = new Reach("Go duration hostile input");
-    const GRAMMAR = /^(?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$|^0$/;
+    // Go's grammar without the sign: a number with digits on at least one side of an optional dot.
+    const GRAMMAR = /^(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$|^0$/;
     const piece = fc.oneof(
       fc.constantFrom("0", "1", "12", "999", ".", "5", "ns", "us", "µs", "\u03bcs", "ms", "s", "m", "h", "-", "+", " ", "e", "d", "S"),
       fc.string({ maxLength: 3 }),
