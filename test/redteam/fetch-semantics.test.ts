@@ -153,3 +153,44 @@ describe("red team: fetch's own semantics", () => {
     expect(sent).toEqual([0, 3000]);
   });
 });
+
+describe("red team: a call is what the caller passed when calling, as with fetch", () => {
+  for (const path of ["lean", "full"] as const) {
+    test(`${path}: DEFECT: a queued call sends the headers and body given at call time, not the init object's later state`, async () => {
+      // fetch reads `init` when called; a caller that reuses one init object across calls (a page
+      // cursor header, a body per item) gets each call sent as it was made. Reference model: plain
+      // fetch. Observed: queued calls read the caller's init (headers object, and with `retry: 0`
+      // the body) when their attempt is sent — every queued call goes out with the LAST values.
+      // Root cause: src/http/request.ts attemptInit passes/copies `init` at each attempt (the lean
+      // path passes it as is), so nothing of it is captured at call time except a retry's body.
+      const clock = new ManualClock();
+      const wire: string[] = [];
+      const options = {
+        limiter: new WindowLimiter({ limit: 1, interval: 1000, clock }),
+        clock,
+        retry: 0,
+        fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+          const r = new Request(input, init);
+          wire.push(`${r.headers.get("x-page")} ${await r.text()}`);
+          return new Response("ok");
+        },
+      };
+      const { resolveOptions } = await import("../../src/http/options.ts");
+      const { throttledFetchOf } = await import("../../src/http/throttled-fetch.ts");
+      const api = path === "lean" ? createThrottledFetch(options) : throttledFetchOf(resolveOptions(options), true);
+      const init = { method: "POST", headers: { "x-page": "" } as Record<string, string>, body: "" };
+      const calls: Promise<Response>[] = [];
+      for (const page of ["1", "2", "3"]) {
+        init.headers["x-page"] = page;
+        init.body = `item ${page}`;
+        calls.push(api("https://api.test/items", init));
+      }
+      for (let i = 0; i < 30; i++) {
+        await flush(3);
+        await clock.advance(100);
+      }
+      await Promise.all(calls);
+      expect(wire).toEqual(["1 item 1", "2 item 2", "3 item 3"]);
+    });
+  }
+});
