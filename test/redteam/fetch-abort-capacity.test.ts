@@ -146,3 +146,16 @@ describe("red team: an aborted call consumes no capacity", () => {
     expect(run.wire).toEqual(["0 GET /a", "1000 GET /y"]);
   });
 });
+
+describe("red team: abort at the grant, real fetch path, window of 1 per minute", () => {
+  test("DEFECT: lean path with Node's fetch: the aborted-at-grant call leaves the slot (tryAcquire answers 0)", async () => {
+    // The same gap as above, with globalThis.fetch (which rejects an aborted signal without sending).
+    const limiter = new WindowLimiter({ limit: 1, interval: 60_000, countFrom: "completion" });
+    const api = createThrottledFetch({ limiter });
+    const controller = new AbortController();
+    const reason = new Error("mine");
+    limiter.events.addEventListener("grant", () => controller.abort(reason), { once: true });
+    await expect(api("http://127.0.0.1:1/never-sent", { signal: controller.signal })).rejects.toBe(reason);
+    expect(limiter.tryAcquire()).toBe(0);
+  });
+});

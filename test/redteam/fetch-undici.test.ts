@@ -67,6 +67,29 @@ describe("red team: sluice/undici throttle()", () => {
     }
   });
 
+  test("DEFECT: a request whose caller aborts at its grant (nothing sent) gives its window slot back", async () => {
+    // README: "an aborted … request consumes no capacity". X waits behind A (1 per 3 s, counted from
+    // completion); its caller aborts at X's grant (synchronously, from a `grant` listener), before
+    // anything is sent. Model: nothing was sent, so the slot is free: tryAcquire() answers 0.
+    // Observed: ~3000 (the slot is spent) — src/integrations/undici/throttle.ts sendNow: "Aborted
+    // between the grant and this task: the permits are spent" (the fetch has the same gap).
+    const srv = await startServer((_p, _s, res) => res.end("ok"));
+    const limiter = new WindowLimiter({ limit: 1, interval: 3000, countFrom: "completion" });
+    const agent = new Agent().compose(throttle({ limiter }));
+    try {
+      await (await ufetch(`${srv.url}/a`, { dispatcher: agent })).text();
+      const controller = new AbortController();
+      const reason = new Error("mine");
+      const x = ufetch(`${srv.url}/x`, { dispatcher: agent, signal: controller.signal });
+      limiter.events.addEventListener("grant", () => controller.abort(reason), { once: true });
+      await expect(x).rejects.toBe(reason);
+      expect(srv.paths).toEqual(["/a"]);
+      expect(limiter.tryAcquire()).toBe(0);
+    } finally {
+      await agent.close();
+    }
+  }, 20_000);
+
   test("a 429 with retry-after-ms seen by one request pauses the others (only requests already in flight arrive during it)", async () => {
     let first = true;
     const srv = await startServer((path, _s, res) => {
