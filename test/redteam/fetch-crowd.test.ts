@@ -103,6 +103,7 @@ const VARIANTS: Record<string, { make: Variant; signalAll: boolean }> = {
     },
     signalAll: false,
   },
+  "cost + settle (reservations)": { make: (o) => createThrottledFetch({ ...o, cost: 1, settle: () => 1 }), signalAll: false },
   hooks: {
     make: (o, events) => createThrottledFetch({
       ...o,
