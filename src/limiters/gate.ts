@@ -7,36 +7,9 @@
  * object owns a {@link WaitQueue} (FIFO per priority, see `priority.ts`); every waiter carries a
  * global arrival number (`seq`).
  *
- * The grant rule — reservations with backfilling, as EASY/conservative backfilling in job schedulers —
- * evaluated by {@link scanQueues} at each instant, visiting the front waiter of each limiter (the one
- * its priorities put first) in the arrival order of those FRONT waiters (a waiter behind another on
- * the same limiter waits for it: FIFO per limiter and priority). A priority thus reorders the callers
- * of one limiter only: a front waiter keeps its own place, never the earlier place of an older waiter
- * it passed, so a later high-priority caller of a member never goes before a combination's earlier
- * waiter (which would starve it while the older low-priority waiter is held back).
- *   a front waiter W is granted when every policy allows it now and taking its permits would not push
- *   any earlier stopped waiter past its reservation; otherwise W is stopped and *reserves* its time
- *   T = max over its policies of `earliest(n, now)` — or, when they all allow it now and only earlier
- *   reservations stop it, the latest reserved time among those it would delay (they go first, and
- *   their times are fixed) — and a later request may take a policy W needs only if,
- *   after that take, W still fits on it by T (checked on a copy of the policy, see `conflictsUntil`).
- * Only FRONT waiters reserve: a waiter behind W on W's limiter has no reservation, so a later request
- * on another limiter may take room it was predicted to use (a known limitation, stated in the README
- * "How it works" and on `maxWait`: its prediction is then exceeded).
- * So a later request on another channel still flows when it does not delay W (W waits for its own
- * channel; the overall limit has room for both), and otherwise queues. A stopped waiter's time never
- * moves later because of a later request, so the earliest stopped waiter of the domain is granted by
- * its T, then the next one becomes the earliest: nobody starves — not a combination beside callers
- * looping on each of its members (the waiter no longer lets go of one limit while it waits for the
- * other), not a large request behind a stream of small ones. Earlier waiters do go first: a waiter's
- * T may move later when an earlier one is granted (and later requests are checked against each
- * reservation on its own, so their takes plus an earlier waiter's may together delay a waiter that
- * shares a limit with both: late, never starved).
- * A waiter with no finite T (it waits for in-flight work to complete: `countFrom: "completion"`), or
- * stuck behind one, falls back to holding the policies that stop it, which nobody else may take.
- * Reserved times are fixed and permits taken stay counted past them, so the passing of time alone
- * never undoes a conflict: the timer is armed for the earliest time a stopped waiter's own policies
- * free up, and one pass in arrival order decides the instant.
+ * The grant rule — reservations with backfilling, and when reservations are recomputed — is
+ * stated in `scan.ts`, which evaluates it; the gate keeps the queues, the reservations of the last
+ * scan (`reserved`), and the one timer.
  *
  * Invariants: waiters take nothing until granted (a reservation is a rule for others, not a take), so an abort leaves the domain
  * exactly as if the waiter had never asked (with one exception, for priorities: the waiter behind an
@@ -49,7 +22,7 @@ import { rejectAll } from "./gate-fail.ts";
 import { GateTimer } from "./gate-timer.ts";
 import type { Policy } from "./policy.ts";
 import { simulate, TailCache } from "./predict.ts";
-import { amountAt, conflictsUntil, newEpoch, reserve, type Reservations, scanQueues } from "./scan.ts";
+import { amountAt, conflictsUntil, newEpoch, reserve, type Reservations, type ScanReport, scanQueues } from "./scan.ts";
 import { RESOLVED, settleInOrder, stamped, startTask } from "./settle.ts";
 import { abortReason, unwatch, watch } from "./signals.ts";
 import { abortedAt, grantedInScan } from "./stats.ts";
@@ -83,6 +56,12 @@ export class Gate extends GateTimer {
   #tail: TailCache | undefined = undefined;
   /** True when a waiter holds policies (no reserved time) as of the last scan or enqueue. */
   #holding = false;
+  /** True when `reserved` has a conflicted front's reservation (see "reservation refresh" in `scan.ts`). */
+  #conflicts = false;
+  /** The time of the last scan; `NaN` once a take outside a scan may have changed a reservation. */
+  #scannedAt = NaN;
+  /** Filled by each scan (one object per gate, not one per scan). */
+  readonly #report: ScanReport = { conflicted: false };
 
   /** The gate that currently owns this domain (gates merge when limiters are combined). */
   root(): Gate {
@@ -97,6 +76,7 @@ export class Gate extends GateTimer {
     this.reserved = NO_RESERVATIONS;
     this.#tail = undefined;
     this.#holding = false;
+    this.#conflicts = false;
     rejectAll(this.active, error);
   }
 
@@ -124,6 +104,7 @@ export class Gate extends GateTimer {
   ): boolean {
     if (queue.size > 0) return false;
     const policies = queue.policies;
+    this.refresh(policies, now, amounts);
     if (this.isHeld(policies, amounts)) return false;
     for (let i = 0; i < policies.length; i++) {
       const n = amountAt(amounts, i, permits);
@@ -135,10 +116,28 @@ export class Gate extends GateTimer {
       if (n !== 0) policies[i]!.take(n, now, hold);
     }
     this.#tail = undefined;
-    // The take delayed no reservation, so those stand as they are; a waiter that holds policies
-    // instead (no reserved time) may now be stopped by what this took: recompute.
+    // The take delayed no reservation; a conflicted front's may change (see `refresh`). A waiter that
+    // holds policies instead (no reserved time) may now be stopped by what this took: recompute.
+    if (this.#conflicts) this.#scannedAt = NaN;
     if (this.active.size > 0 && this.#holding) this.scan(now);
     return true;
+  }
+
+  /**
+   * Rescans at `now` when a decision about a request on `policies` would read a reservation that may
+   * be stale: a conflicted front's (see "reservation refresh" in `scan.ts`), reserved on one of
+   * these policies, computed at another instant or before a take. Nothing to do otherwise: the other
+   * reservations are the same at any instant until the next scan.
+   */
+  refresh(policies: readonly Policy[], now: number, amounts: readonly number[] | null = null): void {
+    if (!this.#conflicts || this.#scannedAt === now) return;
+    const reserved = this.reserved;
+    for (let i = 0; i < policies.length; i++) {
+      if (amountAt(amounts, i, 1) !== 0 && reserved.has(policies[i]!)) {
+        this.scan(now);
+        return;
+      }
+    }
   }
 
   /**
@@ -222,8 +221,12 @@ export class Gate extends GateTimer {
       return promise;
     }
     // At the front and last in arrival order: hold what stops it, and arm if that changes sooner.
-    // (What `scanQueues` does for a stopped head, done for this one alone.)
+    // (What `scanQueues` does for a stopped head, done for this one alone, on fresh reservations.)
     const policies = queue.policies;
+    if (this.#conflicts && this.#scannedAt !== now) {
+      this.scan(now);
+      return promise;
+    }
     const epoch = this.epoch;
     let changeAt = Infinity;
     let due = now;
@@ -252,6 +255,11 @@ export class Gate extends GateTimer {
         return promise;
       }
       if (this.reserved === NO_RESERVATIONS) this.reserved = new Map();
+      if (until !== -Infinity) {
+        // Of this instant; the others were fresh here (else the rescan above), so all of them are now.
+        this.#conflicts = true;
+        this.#scannedAt = now;
+      }
       reserve(policies, permits, Math.max(due, until), this.reserved, amounts);
     }
     if (changeAt < this.timerAt) this.arm(changeAt, now);
@@ -311,6 +319,8 @@ export class Gate extends GateTimer {
     const epoch = newEpoch();
     this.epoch = epoch;
     this.reserved = NO_RESERVATIONS;
+    this.#conflicts = false;
+    this.#scannedAt = now;
     if (this.active.size > 0) {
       this.reserved = new Map();
       wake = scanQueues([...this.active], now, epoch, (q) => {
@@ -323,7 +333,8 @@ export class Gate extends GateTimer {
         if (waiter.signal !== undefined) unwatch(waiter);
         waiter.granted(now);
         (granted ??= []).push(waiter);
-      }, this.reserved);
+      }, this.reserved, this.#report);
+      this.#conflicts = this.#report.conflicted;
     }
     this.#holding = false;
     for (const queue of this.active) {

@@ -1,6 +1,50 @@
 /**
- * The grant rule as a pure pass over queue heads at one instant (see the module note of `gate.ts`).
- * Used by the gate on the live queues and by predictions on copies.
+ * The grant rule as a pure pass over queue heads at one instant. Used by the gate (`gate.ts`) on the
+ * live queues and by predictions (`predict.ts`) on copies.
+ *
+ * The grant rule — reservations with backfilling, as EASY/conservative backfilling in job schedulers —
+ * evaluated by {@link scanQueues} at each instant, visiting the front waiter of each limiter (the one
+ * its priorities put first) in the arrival order of those FRONT waiters (a waiter behind another on
+ * the same limiter waits for it: FIFO per limiter and priority). A priority thus reorders the callers
+ * of one limiter only: a front waiter keeps its own place, never the earlier place of an older waiter
+ * it passed, so a later high-priority caller of a member never goes before a combination's earlier
+ * waiter (which would starve it while the older low-priority waiter is held back).
+ *   a front waiter W is granted when every policy allows it now and taking its permits would not push
+ *   any earlier stopped waiter past its reservation; otherwise W is stopped and *reserves* its time
+ *   T = max over its policies of `earliest(n, now)` — or, when they all allow it now and only earlier
+ *   reservations stop it, the latest reserved time among those it would delay (they go first, and
+ *   their times are fixed) — and a later request may take a policy W needs only if,
+ *   after that take, W still fits on it by T (checked on a copy of the policy, see `conflictsUntil`).
+ * Only FRONT waiters reserve: a waiter behind W on W's limiter has no reservation, so a later request
+ * on another limiter may take room it was predicted to use (a known limitation, stated in the README
+ * "How it works" and on `maxWait`: its prediction is then exceeded).
+ * So a later request on another channel still flows when it does not delay W (W waits for its own
+ * channel; the overall limit has room for both), and otherwise queues. A later request never pushes
+ * a stopped waiter past its T, and the earliest stopped waiter of the domain has no earlier
+ * reservation to wait for (its T is its own time), so it is granted by its T, then the next one
+ * becomes the earliest: nobody starves — not a combination beside callers looping on each of its
+ * members (the waiter no longer lets go of one limit while it waits for the other), not a large
+ * request behind a stream of small ones. Earlier waiters do go first: a waiter's T may move later when
+ * an earlier one is granted (and later requests are checked against each reservation on its own, so
+ * their takes plus an earlier waiter's may together delay a waiter that shares a limit with both, or
+ * make a conflicted waiter, below, wait for one more earlier reservation: late, never starved).
+ * A waiter with no finite T (it waits for in-flight work to complete: `countFrom: "completion"`), or
+ * stuck behind one, falls back to holding the policies that stop it, which nobody else may take.
+ * Reserved times are fixed and permits taken stay counted past them, so the passing of time alone
+ * never undoes a conflict: the timer is armed for the earliest time a stopped waiter's own policies
+ * free up, and one pass in arrival order decides the instant.
+ *
+ * Reservation refresh — the reservations a decision reads are always those a pass would compute at
+ * that instant from the state as it is then (the reference model recomputes them at every pass). A
+ * waiter stopped by its own policies keeps its time T until the next scan: nothing taken meanwhile
+ * may push it past T, so its own time stays T. A *conflicted* waiter — its policies allow it now and
+ * only earlier reservations stop it — does not: its reservation depends on the instant and on what is
+ * taken. A take that leaves it short now makes it reserve its own capacity time instead (possibly
+ * sooner than the earlier reservation it waited for), and more taken, or a later instant, may make it
+ * delay more of them. So (1) a pass starts over after a grant that follows a conflicted waiter
+ * (`scanQueues`), and (2) after a take at once (`Gate.tryTakeNow`) or at a later instant, a decision about
+ * a request on a policy a conflicted waiter reserved first rescans (`Gate.refresh`). Without conflicted
+ * waiters (one queue, or nobody contending) neither happens: the fast paths are unchanged.
  *
  * @module
  */
@@ -123,10 +167,36 @@ export function reserve(
 }
 
 /**
- * One pass of the grant rule at `now` over `queues` (see the module note of `gate.ts`). Calls
+ * What a pass reports besides its wake time (see {@link scanQueues}).
+ *
+ * @example
+ * ```ts
+ * const report: ScanReport = { conflicted: false };
+ * scanQueues(queues, now, newEpoch(), grant, reserved, report); // report.conflicted: refresh before reuse
+ * ```
+ */
+export interface ScanReport {
+  /**
+   * True when a head left stopped reserves a time only because earlier reservations stop it (its own
+   * policies allow it now): such a reservation is of this instant and this state (see "reservation
+   * refresh" in the module note), so the gate recomputes it before the next decision that
+   * reads it at another instant or after a take.
+   */
+  conflicted: boolean;
+}
+
+/**
+ * One pass of the grant rule at `now` over `queues` (see the module note). Calls
  * `grant(queue)` for each head granted, in arrival order, after taking its permits; fills `reserved`
  * with the reservations of the heads it stops. Returns the next time the outcome can change, or
  * `Infinity`: the earliest instant at which any stopped head's binding policy frees up.
+ *
+ * Reservations are always those of the current state: a grant after a head stopped only by earlier
+ * reservations (a "conflicted" head, whose reservation depends on what is taken) starts the pass over,
+ * so that head's reservation is recomputed after the take — the take may leave its own policies
+ * short now, and it then reserves its own time instead (see "reservation refresh" in the module note).
+ * A head stopped by its own policies keeps its reservation through later grants (they were checked
+ * not to delay it past that time, so its own time stays the same), hence no restart for those.
  *
  * A head stopped only by an earlier reservation has no time of its own to wait for: it is granted when
  * that earlier waiter is (a later take never frees what a reservation needs, and the passing of time
@@ -139,6 +209,7 @@ export function scanQueues(
   epoch: number,
   grant: (queue: ScanQueue) => void,
   reserved: Reservations,
+  report?: ScanReport,
 ): number {
   let heap = queues.filter((q) => !q.isEmpty());
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
@@ -147,6 +218,8 @@ export function scanQueues(
   let wake = Infinity;
   /** The latest arrival among the heads stopped so far in this pass. */
   let stoppedSeq = -Infinity;
+  /** True once a head stopped only by earlier reservations was passed in this pass. */
+  let conflicted = false;
   while (heap.length > 0) {
     const queue = heap[0]!;
     const permits = queue.headPermits();
@@ -187,10 +260,13 @@ export function scanQueues(
         if (at < wake) wake = at;
       }
       if (queue.isEmpty()) popRoot(heap);
-      else if (queue.headSeq() < stoppedSeq) {
-        // Its new front (an older waiter a priority had passed) arrived before heads already stopped
-        // in this pass: it goes before them, so the pass starts over (their reservations and holds
-        // are redone after it). Only priorities cause this; each restart follows a grant.
+      else siftDown(heap, 0);
+      if (conflicted || (!queue.isEmpty() && queue.headSeq() < stoppedSeq)) {
+        // The pass starts over (the reservations and holds of the heads already stopped are redone
+        // after this grant) when (a) a head stopped only by earlier reservations was passed: this
+        // take may have changed its reservation (see the note above); or (b) the queue's new front (an
+        // older waiter a priority had passed) arrived before heads already stopped in this pass: it
+        // goes before them. Each restart follows a grant, so the pass ends.
         reserved.clear();
         for (let j = 0; j < holding.length; j++) {
           for (const policy of holding[j]!.policies) if (policy.heldEpoch === epoch) policy.heldEpoch = 0;
@@ -198,9 +274,10 @@ export function scanQueues(
         holding.length = 0;
         wake = Infinity;
         stoppedSeq = -Infinity;
+        conflicted = false;
         heap = queues.filter((q) => !q.isEmpty());
         for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
-      } else siftDown(heap, 0);
+      }
       continue;
     }
     const seq = queue.headSeq();
@@ -216,10 +293,12 @@ export function scanQueues(
       }
       holding.push(queue);
     } else {
+      if (until !== -Infinity) conflicted = true;
       reserve(policies, permits, Math.max(due, until), reserved, amounts);
     }
     popRoot(heap);
   }
+  if (report !== undefined) report.conflicted = conflicted;
   return wake;
 }
 

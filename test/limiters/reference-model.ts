@@ -81,6 +81,17 @@ export function earliestAllowed(spec: PolicySpec, log: Grant[], permits: number,
  * it, as things stand, or — when they allow it now and only earlier reservations stop it — the latest
  * time among those it would delay (backfilling: later requests use what the earlier ones do not need
  * in time).
+ *
+ * Reservation refresh: reservations are never kept from one pass to the next. Every pass — at every
+ * instant, and again after every grant — recomputes each stopped request's reservation from the
+ * state as it is then. So a request stopped only by earlier reservations (its policies allow it now),
+ * whose reservation is the latest of theirs, reserves its own capacity time instead once a take
+ * leaves its policies short now, and a request checked after that take is checked against that.
+ *
+ * `counts`, when given, counts the reservations of requests stopped only by earlier reservations
+ * ("conflicted") that the next pass recomputed to a different time while the request still waited:
+ * `shrank` when its policies no longer allowed it then (it reserved its own capacity time), `grew`
+ * otherwise — the cases in which a kept (stale) reservation would differ from a fresh one.
  */
 export function simulate(
   policies: PolicySpec[],
@@ -88,6 +99,7 @@ export function simulate(
   requests: RequestSpec[],
   horizon: number,
   aging = 1000,
+  counts?: { shrank: number; grew: number },
 ): Outcome[] {
   const logs: Grant[][] = policies.map(() => []);
   const outcomes: Outcome[] = requests.map(() => ({}));
@@ -95,6 +107,8 @@ export function simulate(
   const position = new Map(order.map((i, k) => [i, k]));
   const left: number[] = []; // per request: when it was granted or aborted
   const prio = (i: number) => requests[i]!.priority ?? 0;
+  /** Per request: the reservation of a pass in which it was stopped only by earlier reservations. */
+  const conflicted = new Map<number, number>();
   /**
    * Priorities: the front of a limiter is, among the first pending request of each priority, the one
    * with the lowest `since − priority × aging` (older on a tie), where `since` is when it reached the
@@ -179,6 +193,13 @@ export function simulate(
         const own = Math.max(t, ...ps.map((p) => earliestAllowed(policies[p]!, logs[p]!, r.permits, t)));
         const by = allowedNow ? Math.max(own, ...delayed.map((res) => res.by)) : own;
         reservations.push({ policies: ps, permits: r.permits, by });
+        const before = conflicted.get(i);
+        if (counts !== undefined && before !== undefined && before !== by) {
+          if (allowedNow) counts.grew++;
+          else counts.shrank++;
+        }
+        if (allowedNow) conflicted.set(i, by);
+        else conflicted.delete(i);
       }
       if (!grantedAny) break;
     }

@@ -102,6 +102,44 @@ export const scenario: fc.Arbitrary<Scenario> = fc
   });
 
 /**
+ * Scenarios aimed at conflicted waiters — a front its own policies allow now but that would delay an
+ * earlier reservation — and at the takes that change their reservations: two strict windows, a
+ * combination of both beside a queue on each, multi-permit requests early on, and dense loops of
+ * 1-permit requests on the members (sometimes two at one instant, so a grant at once is followed by
+ * another decision at the same instant).
+ */
+export const conflictScenario: fc.Arbitrary<Scenario> = fc
+  .tuple(
+    fc.tuple(fc.integer({ min: 3, max: 6 }), fc.constantFrom(250, 500, 1000)),
+    fc.tuple(fc.integer({ min: 3, max: 6 }), fc.constantFrom(100, 250)),
+  )
+  .chain(([[l0, i0], [l1, i1]]) => {
+    const policies: PolicySpec[] = [{ kind: "window", limit: l0, interval: i0 }, { kind: "window", limit: l1, interval: i1 }];
+    const queues = [[0, 1], [0], [1]];
+    const caps = [Math.min(l0, l1), l0, l1];
+    const request = fc
+      .record({ arrival: fc.integer({ min: 0, max: 400 }), queue: fc.integer({ min: 0, max: 2 }), permitsSeed: fc.nat() })
+      .map(({ arrival, queue, permitsSeed }): RequestSpec => ({ arrival, queue, permits: 1 + (permitsSeed % caps[queue]!) }));
+    const loop = fc
+      .record({
+        queue: fc.integer({ min: 1, max: 2 }),
+        start: fc.integer({ min: 0, max: 800 }),
+        period: fc.constantFrom(10, 50, 100),
+        count: fc.integer({ min: 5, max: 30 }),
+        twice: fc.boolean(),
+      })
+      .map(({ queue, start, period, count, twice }): RequestSpec[] =>
+        Array.from({ length: count * (twice ? 2 : 1) }, (_, k) => ({ arrival: start + Math.floor(k / (twice ? 2 : 1)) * period, queue, permits: 1 }))
+      );
+    return fc.record({
+      policies: fc.constant(policies),
+      queues: fc.constant(queues),
+      requests: fc.tuple(fc.array(request, { minLength: 2, maxLength: 10 }), fc.array(loop, { minLength: 1, maxLength: 2 }))
+        .map(([rs, ls]) => [...rs, ...ls.flat()]),
+    });
+  });
+
+/**
  * True when a later request on an overlapping queue was granted while an earlier request on a
  * combination of several policies still waited: the layout in which a combination could starve.
  */

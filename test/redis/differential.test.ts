@@ -23,14 +23,14 @@ type SpecInput =
   | { kind: "w"; limit: number; interval: number };
 
 type Op =
-  | { t: "reserve"; combo: number; n: number; maxWaitMs: number; settles: boolean }
+  | { t: "reserve"; combo: number; n: number; maxWaitMs: number; settles: boolean; dims: number[] | null }
   | { t: "settle"; back: number; rel: "zero" | "less" | "same" | "more"; by: number; then: "none" | "cancel" | "settle" | "resend" }
   | { t: "resend"; back: number }
   | {
     t: "burst";
     combo: number;
     replay: number;
-    requests: { n: number; maxWaitMs: number; cancelAhead: boolean; settles: boolean }[];
+    requests: { n: number; maxWaitMs: number; cancelAhead: boolean; settles: boolean; dims: number[] | null }[];
   }
   | { t: "cancel"; back: number; ghost: boolean }
   | { t: "cancelMany"; k: number; newestFirst: boolean; rotate: number }
@@ -52,6 +52,12 @@ const specArb: fc.Arbitrary<SpecInput> = fc.oneof(
   }),
 );
 
+// Named dimensions: one amount per key (0 = the key takes no part), in about a third of the requests.
+const dimsArb: fc.Arbitrary<number[] | null> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 4 })), { minLength: 3, maxLength: 3 }) },
+);
+
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: fc.record({
     t: fc.constant("reserve" as const),
@@ -59,6 +65,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     n: fc.integer({ min: 1, max: 4 }),
     maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
     settles: fc.integer({ min: 0, max: 3 }).map((x) => x > 0),
+    dims: dimsArb,
   }) },
   // A reservation settled with its actual cost (less, as reserved, more, or nothing used), then
   // perhaps, in the same call, cancelled or settled again (the first wins), or the settle resent.
@@ -85,6 +92,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
         maxWaitMs: fc.oneof(fc.constant(Infinity), fc.constant(0), fc.integer({ min: 0, max: 3000 })),
         cancelAhead: fc.integer({ min: 0, max: 9 }).map((x) => x === 0),
         settles: fc.integer({ min: 0, max: 3 }).map((x) => x > 0),
+        dims: dimsArb,
       }),
       { minLength: 2, maxLength: 12 },
     ),
@@ -172,8 +180,17 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
           .map((idx) => (idx.length === 1 ? members[idx[0]!]! : combineRedis(...idx.map((i) => members[i]!))));
         if (combos.length === 0) combos.push(members[0]!);
         const reference = new ReferenceStore({ maxPending: scenario.maxPending, grace });
-        const issued: { id: string; combo: RedisLimiter; n?: number; maxWaitMs?: number; settles?: boolean; size: number }[] = [];
-        let lastBurst: { batch: string; combo: RedisLimiter; ns: number[]; waits: number[]; settles: boolean[] } | undefined;
+        type Amount = number | number[];
+        const issued: { id: string; combo: RedisLimiter; n?: Amount; maxWaitMs?: number; settles?: boolean; size: Amount }[] = [];
+        let lastBurst: { batch: string; combo: RedisLimiter; ns: Amount[]; waits: number[]; settles: boolean[] } | undefined;
+        /** A request's permits: `n` of every key, or its own amount per key (clamped to a window's limit). */
+        const amountOf = (combo: RedisLimiter, n: number, dims: number[] | null): Amount => {
+          const max = combo.specs.map((s) => (s.kind === "w" ? s.limit : Infinity));
+          if (dims === null) return Math.min(n, ...max);
+          reach.hit("reserve per dimension");
+          if (dims.slice(0, max.length).includes(0)) reach.hit("a dimension asked 0 (takes no part)");
+          return max.map((m, i) => Math.min(dims[i]!, m));
+        };
         const ended = new Set<string>(); // reservations settled (or tried) by a settle op
         const granted = new Set<string>(); // reservations the reference granted
         let step = 0;
@@ -185,8 +202,7 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
           }
           if (op.t === "reserve") {
             const combo = combos[op.combo % combos.length]!;
-            const maxPermits = Math.min(...combo.specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
-            const n = Math.min(op.n, maxPermits);
+            const n = amountOf(combo, op.n, op.dims);
             const id = `r${step}/1`; // the only reservation of batch r<step>
             issued.push({ id, combo, n, maxWaitMs: op.maxWaitMs, settles: op.settles, size: n });
             const [actual] = await combo.reserveBatch(`r${step}`, [n], [op.maxWaitMs], [op.settles]);
@@ -194,6 +210,7 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
             expect({ step, ...actual }).toEqual({ step, ...expected });
             if (expected.code === 1) granted.add(id);
             reach.hit(`reserve: ${codes[expected.code]}${expected.code === 1 && expected.delay > 0 ? " after a wait" : ""}`);
+            if (typeof n !== "number") reach.hit(`reserve per dimension: ${codes[expected.code]}`);
           } else if (op.t === "resend") {
             const target = issued[issued.length - 1 - op.back];
             if (target?.n === undefined || target.maxWaitMs === undefined) continue; // burst members resend as a batch
@@ -206,11 +223,10 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
           } else if (op.t === "burst") {
             const resent = op.replay === 0 ? lastBurst : undefined;
             const combo = resent?.combo ?? combos[op.combo % combos.length]!;
-            const maxPermits = Math.min(...combo.specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
             const burst = resent ?? {
               batch: `b${step}`,
               combo,
-              ns: op.requests.map((r) => Math.min(r.n, maxPermits)),
+              ns: op.requests.map((r) => amountOf(combo, r.n, r.dims)),
               waits: op.requests.map((r) => r.maxWaitMs),
               settles: op.requests.map((r) => r.settles),
             };
@@ -245,10 +261,14 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
             if (target === undefined) continue;
             // The settle, and what follows it in the same call (a cancel or a second settle of the same
             // reservation: the first wins); "resend" sends the same settle again in a call of its own.
- const n = target.size;
-            const first = op.rel === "zero" ? 0 : op.rel === "less" ? Math.max(0, n - op.by) : op.rel === "same" ? n : n + op.by;
+            const cost = (n: number): number =>
+              op.rel === "zero" ? 0 : op.rel === "less" ? Math.max(0, n - op.by) : op.rel === "same" ? n : n + op.by;
+            const size = target.size;
+            // per key when reserved per dimension (each key its own actual cost), else a number
+            const first: Amount = typeof size === "number" ? cost(size) : size.map(cost);
+            const again: Amount = typeof first === "number" ? first + 1 : first.map((a) => a + 1);
             const ids = op.then === "cancel" || op.then === "settle" ? [target.id, target.id] : [target.id];
-            const actuals = op.then === "cancel" ? [first, undefined] : op.then === "settle" ? [first, first + 1] : [first];
+            const actuals = op.then === "cancel" ? [first, undefined] : op.then === "settle" ? [first, again] : [first];
             const calls = op.then === "resend" ? [[0], [0]] : [ids.map((_, i) => i)];
             for (const call of calls) {
               const actual = await target.combo.settleBatch(call.map((i) => ids[i]!), call.map((i) => actuals[i]));
@@ -261,7 +281,11 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
                 const kind = a === undefined ? "cancel" : "settle";
                 if (expected.code === 0) reach.hit(`${kind} after a settle or cancel, or unsettleable: none`);
                 else if (a !== undefined) {
-                  reach.hit(`settle: ${a < expected.delay ? "refund" : a > expected.delay ? "debt" : "as reserved"}`);
+                  // compared in total (the reply's n is the reserved amount summed over the keys)
+                  const sum = typeof a === "number" ? a : a.reduce((x, y) => x + y, 0);
+                  const kind = sum < expected.delay ? "refund" : sum > expected.delay ? "debt" : "as reserved";
+                  reach.hit(`settle: ${kind}`);
+                  if (typeof a !== "number") reach.hit(`settle per dimension: ${kind}`);
                   for (const branch of reference.settleBranches) reach.hit(branch);
                 }
               });
@@ -317,6 +341,8 @@ describeRedis("Lua scripts vs the in-memory policies (differential)", () => {
       "settle then cancel or settle again": 200,
       "smooth refund bounded by the grants since": 8, "smooth settle behind queued reservations (barrier)": 50,
       "window refund after the entry left the window": 2, "window debt before booked entries": 15,
+      "reserve per dimension": 1500, "a dimension asked 0 (takes no part)": 800, "reserve per dimension: ok": 200,
+      "reserve per dimension: wait": 20, "settle per dimension: refund": 3, "settle per dimension: debt": 20,
     });
     for (const outcome of ["now", "queued", 2, 3, 4, 5]) expect(batched.get(outcome) ?? 0, `batched ${outcome}`).toBeGreaterThan(20);
   });

@@ -10,6 +10,9 @@
  *   reservation hands its before-state to its successor, so a cancelled suffix is reclaimed whole),
  *   re-applying any pause.
  * - pause: nothing granted on the keys before `now + d`.
+ * - named dimensions: a request may ask one amount per key (`n` a list); a key asked 0 takes no
+ *   part (no earliest, no queue-full check, no take, no entry), and a settle adjusts each key by its
+ *   own `actual_i − n_i`.
  * - settle (a reservation reserved to settle): the first of settle and cancel wins. Each key is
  *   adjusted by `delta = actual − n` with the in-memory semantics: a smooth key calls
  *   `SmoothPolicy.adjust` with the mark taken at the grant (then sets its barrier: no cancel restores
@@ -89,9 +92,20 @@ export interface RefOptions {
 /** A reservation's record: grant time, permits, and (reserved to settle) each key's mark. */
 interface Rec {
   readonly g: number;
-  readonly n: number;
+  /** What was reserved: a number of every key, or one per key (named dimensions). */
+  readonly n: number | readonly number[];
   readonly marks: readonly number[] | null;
   settled: boolean;
+}
+
+/** The amount of key `i`: a number of every key, or one per key (named dimensions). */
+function amountAt(n: number | readonly number[], i: number): number {
+  return typeof n === "number" ? n : n[i]!;
+}
+
+/** What a cancel or settle reply reports: the amount reserved, summed over the dimensions. */
+function total(n: number | readonly number[]): number {
+  return typeof n === "number" ? n : n.reduce((a, b) => a + b, 0);
 }
 
 const CODE = { none: 0, ok: 1, wait: 2, full: 3, cancelled: 4, replay: 5 } as const;
@@ -120,13 +134,22 @@ export class ReferenceStore {
     return k;
   }
 
-  reserve(specs: readonly RefSpec[], id: string, n: number, maxWait: number, now: number, settles = false): RefReply {
+  reserve(
+    specs: readonly RefSpec[],
+    id: string,
+    n: number | readonly number[],
+    maxWait: number,
+    now: number,
+    settles = false,
+  ): RefReply {
     const rec = this.#records.get(id);
     if (rec === "x") return { code: CODE.cancelled, delay: 0, at: 0 };
     if (rec !== undefined) return { code: CODE.replay, delay: Math.max(0, rec.g - now), at: rec.g };
     let at = now;
     const graceUs = this.#options.grace * 1000;
-    for (const spec of specs) {
+    for (let i = 0; i < specs.length; i++) {
+      const spec = specs[i]!;
+      const ni = amountAt(n, i);
       let e: number;
       if (spec.kind === "s") {
         const key = this.#s(spec);
@@ -136,11 +159,13 @@ export class ReferenceStore {
           key.q.shift();
           pruned++;
         }
-        e = policy.earliest(n, now);
+        if (ni === 0) continue; // a dimension asked nothing: the key takes no part
+        e = policy.earliest(ni, now);
       } else {
         const key = this.#w(spec);
         key.trim(spec, now);
-        e = key.policy(spec).earliest(n, now);
+        if (ni === 0) continue;
+        e = key.policy(spec).earliest(ni, now);
         const last = key.entries.at(-1);
         if (last !== undefined && last.t > e) e = last.t;
       }
@@ -150,29 +175,35 @@ export class ReferenceStore {
     const delay = at - now;
     if (delay > maxWait) return { code: CODE.wait, delay, at };
     if (delay > 0) {
-      for (const spec of specs) {
+      for (let i = 0; i < specs.length; i++) {
+        const spec = specs[i]!;
+        if (amountAt(n, i) === 0) continue;
         const full = spec.kind === "s"
           ? this.#s(spec).q.length >= this.#options.maxPending
           : this.#w(spec).entries.length >= spec.limit + this.#options.maxPending;
         if (full) return { code: CODE.full, delay, at };
       }
     }
-    for (const spec of specs) {
+    for (let i = 0; i < specs.length; i++) {
+      const spec = specs[i]!;
+      const ni = amountAt(n, i);
+      if (ni === 0) continue;
       if (spec.kind === "s") {
         const key = this.#s(spec);
         const policy = key.load(spec, now);
         const before = policy.clone(0);
-        policy.take(n, at);
+        policy.take(ni, at);
         key.s++;
         if (delay > 0) key.q.push({ id, seq: key.s, g: at, before });
         else if (key.q.length > 0) key.bar = key.s;
         key.l = id;
         key.lb = before;
       } else {
-        this.#w(spec).entries.push({ t: at, n, id });
+        this.#w(spec).entries.push({ t: at, n: ni, id });
       }
     }
-    const marks = settles ? specs.map((spec) => (spec.kind === "s" ? this.#s(spec).policy!.mark() : 0)) : null;
+    // a smooth key that took no part may have no state yet: its mark is what a new state starts from
+    const marks = settles ? specs.map((spec) => (spec.kind === "s" ? this.#s(spec).policy?.mark() ?? 0 : 0)) : null;
     this.#records.set(id, { g: at, n, marks, settled: false });
     return { code: CODE.ok, delay, at };
   }
@@ -182,7 +213,9 @@ export class ReferenceStore {
     if (rec === "x" || rec?.settled === true) return { code: CODE.none, delay: 0, at: 0 };
     this.#records.set(id, "x");
     if (rec === undefined) return { code: CODE.none, delay: 0, at: 0 };
-    for (const spec of specs) {
+    for (let k = 0; k < specs.length; k++) {
+      const spec = specs[k]!;
+      if (amountAt(rec.n, k) === 0) continue;
       if (spec.kind === "s") {
         const key = this.#s(spec);
         if (key.policy === null) continue;
@@ -209,23 +242,25 @@ export class ReferenceStore {
         }
       } else {
         const key = this.#w(spec);
-        const i = key.entries.findIndex((e) => e.id === id && e.t === rec.g && e.n === rec.n);
+        const i = key.entries.findIndex((e) => e.id === id && e.t === rec.g && e.n === amountAt(rec.n, k));
         if (i !== -1) key.entries.splice(i, 1);
       }
     }
-    return { code: CODE.ok, delay: rec.n, at: rec.g };
+    return { code: CODE.ok, delay: total(rec.n), at: rec.g };
   }
 
   /** Which branches the latest settle took (for the differential test's reach counts). */
   settleBranches: Set<string> = new Set();
 
-  settle(specs: readonly RefSpec[], id: string, actual: number, now: number): RefReply {
+  settle(specs: readonly RefSpec[], id: string, actual: number | readonly number[], now: number): RefReply {
     this.settleBranches = new Set();
     const rec = this.#records.get(id);
     if (rec === undefined || rec === "x" || rec.settled || rec.marks === null) return { code: CODE.none, delay: 0, at: 0 };
     rec.settled = true;
-    const delta = actual - rec.n;
     specs.forEach((spec, i) => {
+      const n = amountAt(rec.n, i);
+      const a = amountAt(actual, i);
+      const delta = a - n;
       if (delta === 0) return;
       if (spec.kind === "s") {
         const key = this.#s(spec);
@@ -247,10 +282,10 @@ export class ReferenceStore {
             this.settleBranches.add("window refund after the entry left the window");
             return;
           }
-          const j = key.entries.findIndex((e) => e.id === id && e.t === rec.g && e.n === rec.n);
+          const j = key.entries.findIndex((e) => e.id === id && e.t === rec.g && e.n === n);
           if (j === -1) return;
-          if (actual === 0) key.entries.splice(j, 1);
-          else key.entries[j] = { t: rec.g, n: actual, id };
+          if (a === 0) key.entries.splice(j, 1);
+          else key.entries[j] = { t: rec.g, n: a, id };
         } else {
           let j = key.entries.length;
           while (j > 0 && key.entries[j - 1]!.t > now) j--;
@@ -259,7 +294,7 @@ export class ReferenceStore {
         }
       }
     });
-    return { code: CODE.ok, delay: rec.n, at: rec.g };
+    return { code: CODE.ok, delay: total(rec.n), at: rec.g };
   }
 
   pause(specs: readonly RefSpec[], durationUs: number, now: number): RefReply {

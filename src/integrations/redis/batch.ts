@@ -30,6 +30,8 @@ export interface Reservation {
   /** The reservation id (fleet-unique), `<batch>/<i>`: assigned when its call goes out. */
   id: string;
   readonly permits: number;
+  /** Per policy, what a reservation asked per named dimension; null: `permits` of every policy. */
+  readonly amounts?: readonly number[] | null;
   /** Set when its call goes out: only a sent reserve may execute later and need a cancel. */
   sent: boolean;
   /** True for a reservation that settles (`reserve`): its record is kept `settleTtl`, with marks. */
@@ -132,7 +134,7 @@ export class ReserveBatcher<T extends Reservation> {
     let args: string[];
     try {
       keys = this.#calls.reserveKeys(batch);
-      args = this.#calls.reserveArgs(batch, items.map((item) => item.permits), waits, items.map((item) => item.settles === true));
+      args = this.#calls.reserveArgs(batch, items.map((item) => item.amounts ?? item.permits), waits, items.map((item) => item.settles === true));
     } catch (error) {
       for (const item of items) this.#settle(item, () => this.#handler.fail(item, error, false));
       return;

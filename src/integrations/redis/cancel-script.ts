@@ -20,19 +20,22 @@ import { PRELUDE } from "./lua.ts";
  * the settle).
  *
  * KEYS: the policy keys, then the distinct record keys. ARGV: the common layout with [2] = the
- * number of operations, then 4 slots per operation after the policies: the index of its record key
- * among the record keys, its entry index, its id, and '' (cancel) or the actual cost (settle).
- * Reply: 3 integers per operation: code (1 refunded / settled, 0 nothing to do), n, grant µs.
+ * number of operations, then 4 slots per operation from [6]: the index of its record key
+ * among the record keys, its entry index, its id, and '' (cancel) or the actual cost (settle: a
+ * number of every policy, or per policy `a;b;…;` for named dimensions).
+ * Reply: 3 integers per operation: code (1 refunded / settled, 0 nothing to do), n (summed over the
+ * dimensions), grant µs.
  */
 export const CANCEL: string = `${PRELUDE}
 local now = now_us()
 local list, k = policies()
 local count = tonumber(ARGV[2])
-local cbase = 9 + 5 * #list
-local TOMB = tonumber(ARGV[8])
+local cbase = 5
 local records = {}
 local out = {}
 local o = 0
+-- the amounts of a record entry '<at>|<amounts>|…' as written
+local function rec_amounts(rec) return string.match(rec, '^%-?%d+|([%d;]+)') end
 -- a window's rank of the first entry granted after time t (binary search over ranks)
 local function w_after(P, t, card)
   local lo, hi = 0, card
@@ -101,32 +104,40 @@ for c = 1, count do
     records[ri] = R
   end
   local rec = R.t[field]
-  local g, n, marks
+  local g, n, marks, namt
   if rec and rec ~= '' and rec ~= 'x' then
-    g, n, marks = string.match(rec, '^(%-?%d+)|(%d+)|?(.*)$')
-    g = tonumber(g); n = tonumber(n)
+    g, n, marks = string.match(rec, '^(%-?%d+)|([%d;]+)|?(.*)$')
+    g = tonumber(g); n, namt = amounts(n)
   end
+  -- the reply's n: what was reserved (summed over the dimensions)
+  local total = n
+  if namt then total = 0; for _, x in ipairs(namt) do total = total + x end end
   if rec == 'x' or marks == 's' or (actual ~= '' and (not g or marks == '')) then
     -- already cancelled or settled (the first wins); or a settle of no settleable reservation
     -- (never reserved to settle, or its record expired: it stays counted as reserved)
     out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 0; o = o + 3
   elseif actual ~= '' then
-    local a = tonumber(actual)
+    local av, aamt = amounts(actual)
     local ms = {}
     for m in string.gmatch(marks, '[^;]+') do ms[#ms + 1] = m end
     for i, P in ipairs(list) do
-      if P.kind == 's' then s_settle(P, a - n, ms[i]) else w_settle(P, g, n, a, id) end
+      local ni = namt and namt[i] or n
+      local ai = aamt and aamt[i] or av
+      if P.kind == 's' then s_settle(P, ai - ni, ms[i]) else w_settle(P, g, ni, ai, id) end
     end
-    R.t[field] = fint(g) .. '|' .. fint(n) .. '|s'; R.dirty = true
-    out[o + 1] = 1; out[o + 2] = n; out[o + 3] = g; o = o + 3
+    R.t[field] = fint(g) .. '|' .. (namt and rec_amounts(rec) or fint(n)) .. '|s'; R.dirty = true
+    out[o + 1] = 1; out[o + 2] = total; out[o + 3] = g; o = o + 3
   else
     R.t[field] = 'x'; R.dirty = true; R.tomb = true
     if field > R.n then R.n = field end
     if not g then
       out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 0; o = o + 3
     else
-      for _, P in ipairs(list) do
-        if P.kind == 's' then
+      for i, P in ipairs(list) do
+        local ni = namt and namt[i] or n
+        if ni == 0 then
+          -- a dimension that asked nothing: nothing was taken here
+        elseif P.kind == 's' then
           if P.exists == nil then s_load(P, now) end
           if P.exists then
             local seq = redis.call('ZSCORE', P.k2, id)
@@ -155,17 +166,17 @@ for c = 1, count do
             end
           end
         else
-          local member = fint(g) .. '|' .. fint(n) .. '|' .. id
+          local member = fint(g) .. '|' .. fint(ni) .. '|' .. id
           local sc = redis.call('ZSCORE', P.k1, member)
           if sc then
             local later = redis.call('ZRANGEBYSCORE', P.k1, '(' .. sc, '+inf')
-            for _, m in ipairs(later) do redis.call('ZINCRBY', P.k1, -n, m) end
+            for _, m in ipairs(later) do redis.call('ZINCRBY', P.k1, -ni, m) end
             redis.call('ZREM', P.k1, member)
             P.dirty = true
           end
         end
       end
-      out[o + 1] = 1; out[o + 2] = n; out[o + 3] = g; o = o + 3
+      out[o + 1] = 1; out[o + 2] = total; out[o + 3] = g; o = o + 3
     end
   end
 end

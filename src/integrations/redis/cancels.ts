@@ -8,14 +8,14 @@
  * @module
  */
 import { MAX_BATCH, MAX_IN_FLIGHT } from "./batch.ts";
-import type { PolicyCalls } from "./calls.ts";
+import type { Amounts, PolicyCalls } from "./calls.ts";
 import { parseBatchReply } from "./client.ts";
 import type { Reply } from "./store.ts";
 
 /** A queued cancel (or settle, with its actual cost): its reservation id and how to tell its caller the call is over. */
 interface Pending {
   readonly id: string;
-  readonly actual: number | undefined;
+  readonly actual: Amounts | undefined;
   readonly done: (reply: Reply | undefined) => void;
 }
 
@@ -52,11 +52,11 @@ export class CancelBatcher {
   }
 
   /**
-   * Settles reservation `id` with its actual cost, in the same queue and calls as the cancels (so a
+   * Settles reservation `id` with its actual cost (a number of every policy, or one per policy), in the same queue and calls as the cancels (so a
    * cancel and a settle of one reservation reach Redis in the order they were asked). Resolves like
    * {@link CancelBatcher.cancel}: the reply (code 1 = applied), or `undefined` when the call failed.
    */
-  settle(id: string, actual: number): Promise<Reply | undefined> {
+  settle(id: string, actual: Amounts): Promise<Reply | undefined> {
     return new Promise((done) => {
       this.#queue.push({ id, actual, done });
       this.#schedule();

@@ -6,6 +6,7 @@
  */
 import { abortReason } from "../../limiters/gate.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
+import type { Permits } from "../../limiters/reservation.ts";
 import type { RedisUnavailableError } from "./errors.ts";
 import type { FailurePolicy } from "./store.ts";
 import { RESOLVED } from "./waiter.ts";
@@ -26,12 +27,21 @@ export function acquireUnavailable(
   maxWait: number,
   signal: AbortSignal | undefined,
   error: RedisUnavailableError,
+  asked: Permits = permits,
 ): Promise<void> {
   if (failure === "open") return RESOLVED;
   if (failure === "closed") return Promise.reject(error);
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   try {
-    return fallback()!.acquire(permits, maxWait === Infinity ? { signal } : { signal, maxWait });
+    const options = maxWait === Infinity ? { signal } : { signal, maxWait };
+    const limiter = fallback()!;
+    // Per dimension: a fallback that reserves (the local one of a named combination: a named in-process
+    // combination) takes the same record and keeps it as reserved — the handle is settled in Redis or
+    // not at all. Another fallback acquires the largest amount.
+    if (typeof asked !== "number" && limiter.reserve !== undefined) {
+      return limiter.reserve(asked, options).then((r) => void r.release());
+    }
+    return limiter.acquire(permits, options);
   } catch (fallbackError) {
     return Promise.reject(fallbackError); // e.g. more permits than the local share can ever grant
   }

@@ -22,6 +22,7 @@ export { RedisCommandError, type RedisOperation, RedisUnavailableError } from ".
 export { type PolicySpec, RedisLimiter, type RedisLimiterOptions } from "./limiter.ts";
 export {
   combineRedis,
+  type NamedRedisLimiters,
   RedisCombinedLimiter,
   type RedisCombinedLimiterOptions,
   RedisSmoothLimiter,

@@ -13,6 +13,7 @@ import { WindowLimiter } from "../../limiters/window.ts";
 import { describeValue, nonNegativeFinite, optionsObject, positiveFinite, positiveInteger } from "../../validate.ts";
 import { type PolicySpec, RedisLimiter, type RedisLimiterOptions } from "./limiter.ts";
 import { checkName, RedisStore } from "./store.ts";
+import { dimensionsOf } from "./dimensions.ts";
 
 function checkStore(value: unknown): RedisStore {
   if (!(value instanceof RedisStore)) throw new TypeError(`\`store\` must be a RedisStore, got ${describeValue(value)}`);
@@ -152,36 +153,63 @@ export class RedisWindowLimiter extends RedisLimiter {
 export type RedisCombinedLimiterOptions = RedisLimiterOptions;
 
 /**
+ * Named members of a Redis combination: each is a *dimension* that a reservation asks, and settles,
+ * its own amount of.
+ *
+ * @example
+ * ```ts
+ * const members: NamedRedisLimiters = { requests: rpm, tokens: tpm };
+ * ```
+ */
+export type NamedRedisLimiters = Readonly<Record<string, RedisLimiter>>;
+
+/** True for a plain object of members (named dimensions), as `combine` tells them. */
+function isNamed(limiters: unknown): limiters is NamedRedisLimiters {
+  return typeof limiters === "object" && limiters !== null && !Array.isArray(limiters) &&
+    Object.getPrototypeOf(limiters) === Object.prototype;
+}
+
+/**
  * A Redis limiter that grants a request only when every member grants it: one script computes the
- * grant time on every key and takes on all of them at that instant, or takes nothing.
+ * grant time on every key and takes on all of them at that instant, or takes nothing. Named members
+ * are dimensions: `reserve({ requests: 1, tokens: 900 })` asks each its own amount, and the handle
+ * settles per dimension (`acquire(n)` still takes n of each).
  *
  * @example
  * ```ts
  * import { RedisCombinedLimiter } from "sluice/redis";
  * const search = new RedisCombinedLimiter([overall, searchOnly], { maxQueue: 500 });
+ * const llm = new RedisCombinedLimiter({ requests: rpm, tokens: tpm }, { maxWait: 30_000 });
  * ```
  */
 export class RedisCombinedLimiter extends RedisLimiter {
   /** The limiters this combination was made of. */
   readonly members: readonly RedisLimiter[];
 
-  /** Combines limiters of one store; every decision covers all their keys in one script call. */
-  constructor(limiters: readonly RedisLimiter[], options?: RedisCombinedLimiterOptions) {
-    if (!Array.isArray(limiters) || limiters.length === 0) {
+  /**
+   * Combines limiters of one store — a list, or named dimensions (which must not share a key); every
+   * decision covers all their keys in one script call.
+   */
+  constructor(limiters: readonly RedisLimiter[] | NamedRedisLimiters, options?: RedisCombinedLimiterOptions) {
+    const names = isNamed(limiters) ? Object.keys(limiters) : null;
+    const list: unknown = names === null ? limiters : Object.values(limiters);
+    if (!Array.isArray(list) || list.length === 0) {
       throw new RangeError(`\`limiters\` must list at least one Redis limiter, got ${describeValue(limiters)}`);
     }
-    limiters.forEach((limiter, i) => {
+    list.forEach((limiter, i) => {
       if (!(limiter instanceof RedisLimiter)) {
-        throw new TypeError(`\`limiters[${i}]\` must be a Redis limiter, got ${describeValue(limiter)}`);
+        const at = names === null ? `[${i}]` : `.${names[i]}`;
+        throw new TypeError(`\`limiters${at}\` must be a Redis limiter, got ${describeValue(limiter)}`);
       }
     });
-    const store = limiters[0]!.store;
+    const members = list as RedisLimiter[];
+    const store = members[0]!.store;
     // One store = one hash tag: a combination across stores could span Cluster slots, so refuse it.
-    if (limiters.some((l) => l.store !== store)) {
+    if (members.some((l) => l.store !== store)) {
       throw new TypeError("`combineRedis` needs limiters of one RedisStore (one hash tag, one Cluster slot)");
     }
     const specs = new Map<string, PolicySpec>();
-    for (const spec of limiters.flatMap((l) => l.specs)) {
+    for (const spec of members.flatMap((l) => l.specs)) {
       const id = `${spec.kind}:${spec.key}`;
       const seen = specs.get(id);
       if (seen === undefined) specs.set(id, spec);
@@ -190,14 +218,20 @@ export class RedisCombinedLimiter extends RedisLimiter {
         throw new TypeError(`\`combineRedis\` got two different limits for the key ${describeValue(spec.key)}`);
       }
     }
-    super(store, [...specs.values()], optionsObject("options", options));
-    this.members = limiters;
+    const all = [...specs.values()];
+    const dims = names === null ? null : dimensionsOf(names, members.map((m) => m.specs), all);
+    super(store, all, optionsObject("options", options), dims);
+    this.members = members;
   }
 
   /** The in-process limiter used under the `{ local: share }` failure policy: `share` of the rate. */
   protected buildFallback(share: number): GatedLimiter {
-    // Members' local limiters are shared, so an overall limit stays one budget across channels offline too.
-    return combine(...this.members.map((m) => m.localFallback(share)));
+    // Members' local limiters are shared, so an overall limit stays one budget across channels offline
+    // too; named members stay named, so a reservation per dimension falls back per dimension.
+    const names = this.dimensionNames;
+    const locals = this.members.map((m) => m.localFallback(share));
+    if (names === null) return combine(...locals);
+    return combine(Object.fromEntries(names.map((name, i) => [name, locals[i]!])));
   }
 }
 
@@ -215,6 +249,31 @@ export class RedisCombinedLimiter extends RedisLimiter {
  * await search.acquire(); // one atomic decision over both keys
  * ```
  */
-export function combineRedis(...limiters: RedisLimiter[]): RedisCombinedLimiter {
-  return new RedisCombinedLimiter(limiters);
+export function combineRedis(...limiters: RedisLimiter[]): RedisCombinedLimiter;
+/**
+ * Combines named Redis limiters — *dimensions* — that a reservation asks, and settles, one by one,
+ * with the API and semantics of the in-memory `combine({ … })`: all dimensions are taken at one
+ * instant in one script call (or none), a settle adjusts them in one call, idempotent by reservation
+ * id. Dimensions must not share a key; `acquire(n)` still takes n of each.
+ *
+ * @example
+ * ```ts
+ * import { combineRedis, RedisSmoothLimiter } from "sluice/redis";
+ *
+ * const llm = combineRedis({
+ *   requests: new RedisSmoothLimiter({ store, key: "rpm", limit: 500, interval: 60_000 }),
+ *   tokens: new RedisSmoothLimiter({ store, key: "tpm", limit: 30_000, interval: 60_000 }),
+ * });
+ * const r = await llm.reserve({ requests: 1, tokens: 900 }); // both at once, or neither
+ * r.settle({ tokens: 640 }); // 260 tokens go back to the whole fleet
+ * ```
+ */
+export function combineRedis(limiters: NamedRedisLimiters): RedisCombinedLimiter;
+export function combineRedis(...limiters: unknown[]): RedisCombinedLimiter {
+  const first = limiters[0];
+  // Named dimensions: a plain object holding limiters (anything else is checked as a list member).
+  if (limiters.length === 1 && isNamed(first) && Object.values(first).some((v) => v instanceof RedisLimiter)) {
+    return new RedisCombinedLimiter(first);
+  }
+  return new RedisCombinedLimiter(limiters as RedisLimiter[]);
 }

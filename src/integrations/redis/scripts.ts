@@ -79,7 +79,8 @@ export const CODE = Object.freeze({
  * the reservation `<batch>/<i>` — one write with its expiry per call instead of one key per request.
  *
  * KEYS: the policy keys, then the batch's record key. ARGV: the common layout with [2] = the number
- * of requests and [3] = the batch id, then 3 slots per request after the policies: n, maxWait µs
+ * of requests and [3] = the batch id, then 3 slots per request from [6]: n (a number of
+ * every policy, or per policy `a;b;…;` for named dimensions — a policy asked 0 takes no part), maxWait µs
  * ('inf' = none), '1' for a reservation that settles (else ''). Reply: 3 integers per request, code, delay µs, grant µs.
  */
 const RESERVE = `${PRELUDE}
@@ -88,9 +89,8 @@ local list, k = policies()
 local rk = KEYS[k + 1]
 local count = tonumber(ARGV[2])
 local batch = ARGV[3]
-local abase = 9 + 5 * #list
-local cap = tonumber(ARGV[5])
-local SETTLE = tonumber(ARGV[4]) or 0
+local abase = 5
+local cap = CAP
 -- one read for the record (a resent batch, or tombstones of cancels that overtook it) and every
 -- policy's small state
 local mkeys = { rk }
@@ -107,7 +107,8 @@ local took = false
 for r = 1, count do
   local b = abase + 3 * (r - 1)
   local id = batch .. '/' .. r
-  local n = tonumber(ARGV[b + 1])
+  local ns = ARGV[b + 1]
+  local n, amt = amounts(ns)
   local rec = recs[r]
   if rec and rec ~= '' then
     if rec == 'x' then
@@ -129,11 +130,14 @@ for r = 1, count do
       end
     end
     local at = now
-    for _, P in ipairs(list) do
-      local e
-      if P.kind == 's' then e = s_earliest(P, n, now)
-      else e = w_earliest(P, n, now) end
-      if e > at then at = e end
+    for i, P in ipairs(list) do
+      local ni = amt and amt[i] or n
+      if ni > 0 then
+        local e
+        if P.kind == 's' then e = s_earliest(P, ni, now)
+        else e = w_earliest(P, ni, now) end
+        if e > at then at = e end
+      end
     end
     at = math.ceil(at)
     local delay = at - now
@@ -141,8 +145,10 @@ for r = 1, count do
     local mw = ARGV[b + 2]
     if mw ~= 'inf' and delay > tonumber(mw) then code = 2
     elseif delay > 0 then
-      for _, P in ipairs(list) do
-        if P.kind == 's' then
+      for i, P in ipairs(list) do
+        if amt and amt[i] == 0 then
+          -- a dimension asked nothing: this policy takes no part
+        elseif P.kind == 's' then
           if P.qn >= cap then code = 3; break end
         elseif P.tlast then
           if not P.card then w_flush(P); P.card = redis.call('ZCARD', P.k1) end
@@ -153,11 +159,14 @@ for r = 1, count do
     if code == 1 then
       took = true
       local ats = fint(at)
-      for _, P in ipairs(list) do
-        if P.kind == 's' then
+      for i, P in ipairs(list) do
+        local ni = amt and amt[i] or n
+        if ni == 0 then
+          -- a dimension asked nothing: this policy takes no part (no take, no entry)
+        elseif P.kind == 's' then
           -- the state before this take, formatted only when written (an undo entry, or the last take at save)
           local ba, bc, btk, blt = P.a, P.c, P.tk, P.lt
-          s_take(P, n, at)
+          s_take(P, ni, at)
           P.s = P.s + 1
           if delay > 0 then
             local q = #P.qadds
@@ -170,9 +179,9 @@ for r = 1, count do
           P.l = id; P.la = ba; P.lc = bc; P.ltk = btk; P.llt = blt
           P.took = true
         else
-          P.clast = P.clast + n
+          P.clast = P.clast + ni
           P.adds[#P.adds + 1] = P.clast
-          P.adds[#P.adds + 1] = ats .. '|' .. fint(n) .. '|' .. id
+          P.adds[#P.adds + 1] = ats .. '|' .. fint(ni) .. '|' .. id
           P.tlast = at
           if P.card then P.card = P.card + 1 end
         end
@@ -183,10 +192,10 @@ for r = 1, count do
         -- let a settle bound its refund; the record lives SETTLE ms past the grant
         local marks = {}
         for i, P in ipairs(list) do marks[i] = P.kind == 's' and (P.e .. ':' .. fint(P.tk)) or '0' end
-        recs[r] = ats .. '|' .. n .. '|' .. table.concat(marks, ';')
+        recs[r] = ats .. '|' .. ns .. '|' .. table.concat(marks, ';')
         t = ttl(delay, SETTLE > GRACE and SETTLE or GRACE)
       else
-        recs[r] = ats .. '|' .. n
+        recs[r] = ats .. '|' .. ns
         t = ttl(delay, GRACE)
       end
       if r > rn then rn = r end

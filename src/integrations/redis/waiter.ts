@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { Permits } from "../../limiters/reservation.ts";
 import type { Reservation } from "./batch.ts";
 import type { HeapItem } from "./heap.ts";
 import type { Reply } from "./store.ts";
@@ -31,9 +32,22 @@ export class Waiter implements HeapItem, Reservation {
   onAbort: (() => void) | undefined = undefined;
   /** True for `reserve`: the grant becomes a reservation that settles. */
   readonly settles: boolean;
+  /** Per policy, what a reservation asked per named dimension; null: `permits` of every policy. */
+  readonly amounts: readonly number[] | null;
+  /** As the caller asked: a number, or a record of dimensions (for the failure policy). */
+  readonly asked: Permits;
 
-  constructor(permits: number, maxWait: number, signal: AbortSignal | undefined, settles = false) {
+  constructor(
+    permits: number,
+    maxWait: number,
+    signal: AbortSignal | undefined,
+    settles = false,
+    amounts: readonly number[] | null = null,
+    asked: Permits = permits,
+  ) {
     this.permits = permits;
+    this.asked = asked;
+    this.amounts = amounts;
     this.maxWait = maxWait;
     this.signal = signal;
     this.settles = settles;
