@@ -39,12 +39,12 @@ describe("red team: adaptive + maxConcurrent", () => {
     expect(Math.max(...times)).toBe(0);
   });
 
-  test("DEFECT: adding maxConcurrent: 10 (never full: bodies end at once) keeps the told limit as the starting rate", async () => {
-    // Observed: the calls are paced from adaptive's `initialRate` (1/s, slow start) — the told
-    // limit is lost. Root cause: src/http/attempts.ts asks `config.ceiling(limiter)` of the
+  test("adding maxConcurrent: 10 (never full: bodies end at once) keeps the told limit as the starting rate", async () => {
+    // Regression (was paced from adaptive's `initialRate`, 1/s, the told limit lost). Root cause: src/http/attempts.ts asks `config.ceiling(limiter)` of the
     // limiter the attempt goes through, which with maxConcurrent is the slots combination
     // (src/http/slots.ts); `toldRate` (src/adaptive/rates.ts) finds no limit/interval on a
     // CombinedLimiter and answers Infinity, i.e. "nothing told": discovery from 1 request/s.
+    // Fixed: the ceiling is asked of the rate limiter inside the combination (slots.ts `rateOf`).
     const times = await sendTimes(10);
     expect(times).toHaveLength(20);
     expect(Math.max(...times)).toBe(0);
@@ -52,10 +52,10 @@ describe("red team: adaptive + maxConcurrent", () => {
 });
 
 describe("red team: sluice/undici adaptive + maxConcurrent", () => {
-  test("DEFECT: throttle({ limit: 100, adaptive, maxConcurrent: 10 }) lets 10 requests be in flight at once", async () => {
+  test("throttle({ limit: 100, adaptive, maxConcurrent: 10 }) lets 10 requests be in flight at once", async () => {
     // The server holds every response until 10 requests are in flight (or 5 s passed, a safety
-    // release). Told 100/s, 10 slots: all 10 go at once. Observed: the learned rate starts at
-    // adaptive's initialRate (1/s) — src/integrations/undici/throttle.ts reads `toldRate(limiter)`
+    // release). Told 100/s, 10 slots: all 10 go at once. Regression: the learned rate started at
+    // adaptive's initialRate (1/s) — src/integrations/undici/throttle.ts read `toldRate(limiter)`
     // of the slots combination, which has no limit/interval (same root cause as the fetch).
     const { createServer } = await import("node:http");
     const { Agent, fetch: ufetch } = await import("undici");

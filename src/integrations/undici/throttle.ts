@@ -30,6 +30,7 @@ import type { AdaptiveLimiter } from "../../adaptive/limiter.ts";
 import { type Admission, admitAdaptive, mustPace, toldRate } from "../../adaptive/rates.ts";
 import { systemClock } from "../../clock.ts";
 import { startFlight } from "../../http/in-flight.ts";
+import { rateOf } from "../../http/slots.ts";
 import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { QueuedController } from "./controller.ts";
@@ -142,7 +143,7 @@ function enqueue(
   try {
     key = config.keyOf(request);
     limiter = config.limiterOf(key);
-    ceiling = toldRate(limiter);
+    ceiling = toldRate(rateOf(limiter)); // the rate limiter's, not the slots combination's
     adaptive = config.adaptive?.get(key!, ceiling);
     permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
     // A request is one task, which would take `permits` slots too: only 1 is served with slots.
