@@ -42,6 +42,10 @@ export async function runAttempts(
   full: boolean,
 ): Promise<Response> {
   const { policy, clock } = config;
+  // When the call was made (as the total timer, armed just before): a slow Request body or an async
+  // `cost` counts towards `totalTimeout`, so a retry whose wait would end after it is not made.
+  // Read only against a finite `totalTimeout` (elapsed + delay ≥ Infinity never holds): no clock read otherwise.
+  const started = config.totalTimeout === Infinity ? 0 : clock.now();
   // Only a Request's body is read asynchronously; any other plan is at hand (no await hop).
   const planned = planBody(input, init, policy.limit > 0, callSignal);
   const plan = planned instanceof Promise ? await planned : planned;
@@ -91,8 +95,6 @@ export async function runAttempts(
   if (key !== undefined && typeof key !== "string") {
     throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
   }
-  // Read only against a finite `totalTimeout` (elapsed + delay ≥ Infinity never holds): no clock read otherwise.
-  const started = config.totalTimeout === Infinity ? 0 : clock.now();
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
   const priority = config.priority === undefined && init?.priority === undefined ? 0 : priorityOf(init, () => call.request, config.priority);

@@ -8,14 +8,14 @@ const flush = async (turns = 20) => {
 };
 
 describe("red team: totalTimeout counts the whole call", () => {
-  test("DEFECT: a retry whose wait would end after totalTimeout is not made when the call began with a slow Request body", async () => {
+  test("a retry whose wait would end after totalTimeout is not made when the call began with a slow Request body", async () => {
     // README: totalTimeout bounds "the whole call — reading a Request's body, queueing, attempts and
     // retry waits", and a retry is never made "when the wait would end after totalTimeout" (the
     // caller then gets the response). Reference model: the call began at t=0; its body arrived at
     // t=600; 503 + Retry-After 0.3 s → retry at 900 (900 < 1000: allowed); 503 again at 900 → a
-    // wait to 1200 > 1000: not retried, the caller gets that 503. Observed: TimeoutError (2 attempts
-    // sent) — the loop measures elapsed from after the body read (`started` in src/http/attempts.ts
-    // is read after planBody/cost), so it retries and the total timer rejects the call mid-wait.
+    // wait to 1200 > 1000: not retried, the caller gets that 503. Regression: was a TimeoutError (2
+    // attempts sent) — the loop measured elapsed from after the body read (`started` in
+    // src/http/attempts.ts was read after planBody/cost); now it is read when the call is made.
     const clock = new ManualClock();
     const sent: number[] = [];
     const api = createThrottledFetch({
@@ -53,7 +53,7 @@ describe("red team: totalTimeout counts the whole call", () => {
     expect(sent).toEqual([600, 900]);
   });
 
-  test("DEFECT: the same holds when an async `cost` takes the time (the wait is measured from the call's start)", async () => {
+  test("the same holds when an async `cost` takes the time (the wait is measured from the call's start)", async () => {
     const clock = new ManualClock();
     const sent: number[] = [];
     const api = createThrottledFetch({
@@ -103,11 +103,11 @@ describe("red team: totalTimeout counts the whole call", () => {
 });
 
 describe("red team: fetch's own semantics", () => {
-  test("DEFECT: headers given as a one-shot iterable (a generator of pairs) reach the server, as with fetch", async () => {
+  test("headers given as a one-shot iterable (a generator of pairs) reach the server, as with fetch", async () => {
     // README: "a function with fetch's exact signature and semantics"; "Each attempt calls the
     // underlying fetch with your own input and a copy of your init". fetch accepts any iterable of
-    // pairs as `headers`. Observed: prepareCall (src/http/request.ts) consumes the iterator with
-    // `new Headers(init.headers)`, then passes the same exhausted iterator to fetch: the header is
+    // pairs as `headers`. Regression: prepareCall (src/http/request.ts) consumed the iterator with
+    // `new Headers(init.headers)`, then passed the same exhausted iterator to fetch: the header was
     // silently dropped (and, being read again lazily, missing from the secrets scrubbed from errors).
     function* pairs(): Generator<[string, string]> {
       yield ["x-api-key", "k-123"];
@@ -156,10 +156,10 @@ describe("red team: fetch's own semantics", () => {
 
 describe("red team: a call is what the caller passed when calling, as with fetch", () => {
   for (const path of ["lean", "full"] as const) {
-    test(`${path}: DEFECT: a queued call sends the headers and body given at call time, not the init object's later state`, async () => {
+    test(`${path}: a queued call sends the headers and body given at call time, not the init object's later state`, async () => {
       // fetch reads `init` when called; a caller that reuses one init object across calls (a page
       // cursor header, a body per item) gets each call sent as it was made. Reference model: plain
-      // fetch. Observed: queued calls read the caller's init (headers object, and with `retry: 0`
+      // fetch. Regression (fixed by `callInit`, a call-time copy): queued calls read the caller's init (headers object, and with `retry: 0`
       // the body) when their attempt is sent — every queued call goes out with the LAST values.
       // Root cause: src/http/request.ts attemptInit passes/copies `init` at each attempt (the lean
       // path passes it as is), so nothing of it is captured at call time except a retry's body.
