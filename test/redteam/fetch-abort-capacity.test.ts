@@ -52,13 +52,13 @@ async function drive(run: Run, until: number) {
 
 describe("red team: an aborted call consumes no capacity", () => {
   for (const path of ["lean", "full"] as const) {
-    test(`${path}: DEFECT: a caller that aborts at its grant (before anything is sent) leaves the window slot to the next caller`, async () => {
+    test(`${path}: a caller that aborts at its grant (before anything is sent) leaves the window slot to the next caller`, async () => {
       // X is granted at t=1000 and its caller aborts right then (here: from the limiter's own
       // "grant" event, i.e. between the grant and the send). Model: nothing was sent, so Y — next
-      // in line — is sent at t=1000 as if X had never called. Observed: the attempt's task ran,
+      // in line — is sent at t=1000 as if X had never called. Regression: the attempt's task ran,
       // fetch rejected it unsent, and the window counted the slot from that "completion": Y at 2000.
-      // Root cause: src/http/attempts.ts `send` never checks callSignal.aborted before fetching
-      // (the reservation path does: "Granted, but the caller left before anything was sent").
+      // Root cause: src/http/attempts.ts `send` never checked callSignal.aborted before fetching;
+      // now it does and rejects with `Unstarted`, which the limiter takes as "grant unused".
       const run = harness(path);
       const { api, limiter } = run;
       const reason = new Error("gone");
@@ -148,7 +148,7 @@ describe("red team: an aborted call consumes no capacity", () => {
 });
 
 describe("red team: abort at the grant, real fetch path, window of 1 per minute", () => {
-  test("DEFECT: lean path with Node's fetch: the aborted-at-grant call leaves the slot (tryAcquire answers 0)", async () => {
+  test("lean path with Node's fetch: the aborted-at-grant call leaves the slot (tryAcquire answers 0)", async () => {
     // The same gap as above, with globalThis.fetch (which rejects an aborted signal without sending).
     const limiter = new WindowLimiter({ limit: 1, interval: 60_000, countFrom: "completion" });
     const api = createThrottledFetch({ limiter });

@@ -67,12 +67,12 @@ describe("red team: sluice/undici throttle()", () => {
     }
   });
 
-  test("DEFECT: a request whose caller aborts at its grant (nothing sent) gives its window slot back", async () => {
+  test("a request whose caller aborts at its grant (nothing sent) gives its window slot back", async () => {
     // README: "an aborted … request consumes no capacity". X waits behind A (1 per 3 s, counted from
     // completion); its caller aborts at X's grant (synchronously, from a `grant` listener), before
     // anything is sent. Model: nothing was sent, so the slot is free: tryAcquire() answers 0.
-    // Observed: ~3000 (the slot is spent) — src/integrations/undici/throttle.ts sendNow: "Aborted
-    // between the grant and this task: the permits are spent" (the fetch has the same gap).
+    // Regression: was ~3000 (the slot spent) — src/integrations/undici/throttle.ts sendNow: "Aborted
+    // between the grant and this task: the permits are spent"; now it rejects with `Unstarted`.
     const srv = await startServer((_p, _s, res) => res.end("ok"));
     const limiter = new WindowLimiter({ limit: 1, interval: 3000, countFrom: "completion" });
     const agent = new Agent().compose(throttle({ limiter }));
