@@ -50,7 +50,7 @@ export const ENTRIES: readonly EntryPoint[] = [
   // The profiles with their building blocks (header readers, estimators, the SSE tap) and the limiters they
   // build (window, combination, concurrency, keyed): 20.0 KiB (2026-11-23; 16.5 before the fetch-reserve
   // merge: the limiters grew); a user imports most of that from the main entry anyway.
-  { subpath: "./vendors", source: "src/vendors.ts", runtime: "web", sizeBudget: 20.6 * 1024 },
+  { subpath: "./vendors", source: "src/vendors.ts", runtime: "web", sizeBudget: 22 * 1024 },
   // The Redis store and its adapters, with the limiters they back: 24.2 KiB (2026-11-23).
   { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 26.5 * 1024 },
   // Web: the OpenTelemetry API runs in browsers, Deno and Bun too, and this entry imports nothing
