@@ -159,3 +159,32 @@ describe("red team: abort at the grant, real fetch path, window of 1 per minute"
     expect(limiter.tryAcquire()).toBe(0);
   });
 });
+
+describe("the limiter side of an attempt that never started (`Unstarted`)", () => {
+  test("a held window slot (counted from completion) and a concurrency slot go back; a grant-counted limiter keeps its grant (as documented)", async () => {
+    const { Unstarted } = await import("../../src/limiters/settle.ts");
+    const { combine, ConcurrencyLimiter, SmoothLimiter } = await import("../../src/index.ts");
+    const clock = new ManualClock();
+    const reason = new Error("gone");
+    const unstarted = () => Promise.reject(new Unstarted(reason));
+    // A strict window counting from completion: the slot is free again.
+    const window = new WindowLimiter({ limit: 1, interval: 1000, clock });
+    await expect(window.schedule(unstarted, { countFrom: "completion" })).rejects.toBeInstanceOf(Unstarted);
+    expect(window.tryAcquire()).toBe(0);
+    // A control: a task that ran (and failed) keeps its slot counted.
+    const ran = new WindowLimiter({ limit: 1, interval: 1000, clock });
+    await expect(ran.schedule(() => Promise.reject(reason), { countFrom: "completion" })).rejects.toBe(reason);
+    expect(ran.tryAcquire()).toBeGreaterThan(0);
+    // Slots: the concurrency slot and the held window slot both come back.
+    const slots = combine({ permits: new WindowLimiter({ limit: 1, interval: 1000, clock }), maxConcurrent: new ConcurrencyLimiter({ limit: 1, clock }) });
+    await expect(slots.schedule(unstarted, { countFrom: "completion" })).rejects.toBeInstanceOf(Unstarted);
+    let second = false;
+    await slots.schedule(() => void (second = true), { countFrom: "completion" });
+    expect(second).toBe(true);
+    expect(clock.now()).toBe(0);
+    // A limiter that counts at the grant (smooth) keeps it counted (README: "keeps that grant counted").
+    const smooth = new SmoothLimiter({ limit: 1, interval: 1000, clock });
+    await expect(smooth.schedule(unstarted, { countFrom: "completion" })).rejects.toBeInstanceOf(Unstarted);
+    expect(smooth.tryAcquire()).toBeGreaterThan(0);
+  });
+});
