@@ -6,6 +6,7 @@
  * @module
  */
 import { abortReason } from "../limiters/gate.ts";
+import { Unstarted } from "../limiters/settle.ts";
 import type { Limiter, ScheduleOptions } from "../limiters/limiter.ts";
 import type { Reservation } from "../limiters/reservation.ts";
 import { ARRIVAL, newArrival } from "../limiters/waiter.ts";
@@ -42,6 +43,10 @@ export async function runAttempts(
   full: boolean,
 ): Promise<Response> {
   const { policy, clock } = config;
+  // When the call was made (as the total timer, armed just before): a slow Request body or an async
+  // `cost` counts towards `totalTimeout`, so a retry whose wait would end after it is not made.
+  // Read only against a finite `totalTimeout` (elapsed + delay ≥ Infinity never holds): no clock read otherwise.
+  const started = config.totalTimeout === Infinity ? 0 : clock.now();
   // Only a Request's body is read asynchronously; any other plan is at hand (no await hop).
   const planned = planBody(input, init, policy.limit > 0, callSignal);
   const plan = planned instanceof Promise ? await planned : planned;
@@ -91,8 +96,6 @@ export async function runAttempts(
   if (key !== undefined && typeof key !== "string") {
     throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
   }
-  // Read only against a finite `totalTimeout` (elapsed + delay ≥ Infinity never holds): no clock read otherwise.
-  const started = config.totalTimeout === Infinity ? 0 : clock.now();
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
   const priority = config.priority === undefined && init?.priority === undefined ? 0 : priorityOf(init, () => call.request, config.priority);
@@ -144,11 +147,19 @@ export async function runAttempts(
         }
         const queuedAt = adaptive === undefined ? 0 : clock.now(); // read only with `adaptive`
         const send = async () => {
+          // Granted, but the caller left before anything was sent (e.g. aborted from the limiter's
+          // own "grant" event): the grant goes back (`Unstarted`), the call rejects with the reason.
+          if (callSignal?.aborted) throw new Unstarted(abortReason(callSignal));
           // Held by the limiter (its pause, its window) after the learned rate admitted it, or
           // passed at the ceiling before a cut: the learned rate paces it again now, so attempts
           // queued there do not leave together when the limiter lets them go.
           if (adaptive !== undefined && (admitted!.passed || clock.now() - queuedAt >= 1) && mustPace(adaptive, ceiling)) {
-            const again = await admitAdaptive(adaptive, { signal: callSignal }, ceiling);
+            let again: Admission;
+            try {
+              again = await admitAdaptive(adaptive, { signal: callSignal }, ceiling);
+            } catch (error) {
+              throw callSignal?.aborted ? new Unstarted(error) : error; // not sent: the grant goes back
+            }
             admitted = { ...again, waited: again.waited || admitted!.waited };
           }
           sent = true;
@@ -196,8 +207,11 @@ export async function runAttempts(
         }
         if (tag !== undefined && isResponse(response)) adaptivePause = adaptive!.onResponse(tag, response).pauseMs;
         result = { response };
-      } catch (error) {
-        hold?.release(); // a failed attempt counts as reserved
+      } catch (caught) {
+        const unstarted = caught instanceof Unstarted;
+        const error = unstarted ? caught.reason : caught;
+        if (unstarted) hold?.cancel(); // nothing was sent: everything goes back
+        else hold?.release(); // a failed attempt counts as reserved
         // Not sent: the limiter refused or the wait was aborted; nothing was taken. A refused retry
         // gives the caller the response it already had (the README's promise), not the refusal.
         if (!sent) {

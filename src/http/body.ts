@@ -2,9 +2,10 @@
  * Request bodies across attempts: which can be sent again intact, and how.
  *
  * A body is *replayable* when its whole content is at hand: a string, `ArrayBuffer`, typed array or
- * `DataView`, `Blob`/`File`, `FormData` or `URLSearchParams`. Before the first attempt such a body is
+ * `DataView`, `Blob`/`File`, `FormData` or `URLSearchParams`. When the call is made such a body is
  * snapshotted once (bytes copied, form entries copied) so that every attempt sends exactly what the
- * caller passed, even if the caller mutates their array or form afterwards. A `Request` object's body
+ * caller passed when calling, even if the caller mutates their array or form afterwards — as fetch,
+ * which copies it when called (a call that is never retried gets the snapshot too). A `Request`'s body
  * is always a stream (the original value is not observable), so it is read into an `ArrayBuffer`
  * once — only when a retry is possible at all — and sent with its `Content-Length` on every attempt.
  * That read runs under the call's signal (the caller's abort and the total timeout): an abort
@@ -25,8 +26,8 @@ export type BodyPlan =
   /** No body: GET and friends, or a body-less POST. */
   | { readonly kind: "none" }
   /**
-   * Sent intact on every attempt. `value` replaces the caller's body in each attempt's init
-   * (`undefined` when the caller's init can be passed as is: only one attempt can happen).
+   * Sent intact on every attempt. `value` replaces the body in each attempt's init (a `Request`'s
+   * body read into bytes); `undefined` when the call's init (its call-time copy) already holds it.
    */
   | { readonly kind: "replayable"; readonly value: BodyInit | undefined; readonly view: BodyInit }
   /** A stream: sent once as given; never retried. */
@@ -88,8 +89,8 @@ const STREAMED: BodyPlan = Object.freeze({ kind: "streamed" });
 /**
  * Decides how the attempts of one `fetch(input, init)` call send its body.
  *
- * @param replay whether a retry is possible at all; when false nothing is copied or buffered and the
- *   caller's body goes out untouched.
+ * @param init the call's own copy of the caller's init (`callInit`: a replayable body already snapshotted).
+ * @param replay whether a retry is possible at all; when false a `Request`'s body is not buffered.
  * @param signal aborts the read of a `Request`'s body (rejecting with its reason, cancelling the stream).
  * @returns the plan — a promise only when a `Request`'s body must be read (no await hop otherwise);
  *   it rejects (like `fetch` would) when that body was already used.
@@ -108,9 +109,9 @@ export function planBody(
   const own = init?.body;
   if (own !== undefined && own !== null) {
     if (!isReplayableBody(own)) return STREAMED;
-    if (!replay) return { kind: "replayable", value: undefined, view: own };
-    const snapshot = snapshotBody(own);
-    return { kind: "replayable", value: snapshot, view: snapshot };
+    // `init` is the call's own copy (`callInit`), its body already snapshotted at call time: every
+    // attempt sends it as is.
+    return { kind: "replayable", value: undefined, view: own };
   }
   if (!isRequest(input) || input.body === null) return NONE;
   if (!replay) return STREAMED;

@@ -2,17 +2,17 @@
  * One call's request, as the loop needs it: a `Request` that describes it to hooks, the caller's
  * signal, and the arguments of each attempt.
  *
- * Each attempt calls the underlying fetch with the caller's own `input` and a copy of their `init`,
- * overriding only `signal` (ours, linked to theirs), `body` (the replayable snapshot) and `headers`
+ * Each attempt calls the underlying fetch with the caller's own `input` and a copy of their `init`
+ * made when the call was made (`callInit`: fetch reads init at call time), overriding only `signal` (ours, linked to theirs), `body` (the replayable snapshot) and `headers`
  * (only to add an idempotency key). So whatever the caller passed — a `Request` from another realm,
  * non-standard options such as undici's `dispatcher` — reaches fetch unchanged, as with plain fetch.
- * When nothing needs overriding (no signal of ours, no body snapshot, no key), the caller's `init`
- * itself is passed, as plain fetch would get it.
+ * When nothing needs overriding (no signal of ours, no body read from a `Request`, no key), that
+ * copy itself is passed.
  *
  * @module
  */
 import type { FetchInput } from "./options.ts";
-import { type BodyPlan, isRequest } from "./body.ts";
+import { type BodyPlan, isReplayableBody, isRequest, snapshotBody } from "./body.ts";
 
 /** The members of `RequestInit` read by name when `init` is not a plain object (e.g. a `Request`). */
 const INIT_KEYS = [
@@ -28,6 +28,51 @@ function copyInit(init: RequestInit | undefined): Record<string, unknown> {
     if (!(key in copy) && key in init) copy[key] = (init as Record<string, unknown>)[key];
   }
   return copy;
+}
+
+/**
+ * `init` as fetch would read it at call time: fetch builds its `Request` synchronously, so a caller
+ * may reuse and change one init object (a page cursor header, a body per item) for the next call
+ * while this one waits in the queue. The copy holds the headers (a record's values, a `Headers`'
+ * or a `Request`'s entries, an iterable's pairs — consumed once, here), the replayable body's
+ * snapshot (bytes, form entries; a string or Blob as is) and every other member. Validation is left
+ * to `prepareCall`, so its TypeError is fetch's and scrubbed. No init and a non-`Request` input:
+ * nothing to copy, nothing made (the common call).
+ *
+ * @example
+ * ```ts
+ * const init = { headers: { "x-page": "1" } };
+ * const call = callInit("https://api.example.com/items", init);
+ * init.headers["x-page"] = "2"; // call.headers is still { "x-page": "1" }
+ * ```
+ */
+export function callInit(input: FetchInput, init: RequestInit | undefined): RequestInit | undefined {
+  const request = isRequest(input);
+  if ((init === undefined || init === null) && !request) return init;
+  const copy = copyInit(init);
+  const headers = copy.headers;
+  if (headers !== undefined && headers !== null) copy.headers = copyHeaders(headers);
+  else if (request) copy.headers = new Headers((input as Request).headers); // a Request's headers are mutable too
+  const body = copy.body;
+  if (body !== undefined && body !== null && typeof body !== "string" && isReplayableBody(body)) copy.body = snapshotBody(body as BodyInit);
+  return copy as RequestInit;
+}
+
+/** Headers as given, copied: `Headers`, any iterable of pairs, or a record (values as fetch converts them). */
+function copyHeaders(headers: unknown): HeadersInit {
+  if (typeof headers !== "object" || headers === null) return headers as HeadersInit; // invalid: the Request built later says so
+  if (headers instanceof Headers) return new Headers(headers);
+  if (Symbol.iterator in headers) {
+    // An array, a Map, a generator (read once, here): the pairs kept as given.
+    const pairOf = (pair: unknown) => typeof pair === "object" && pair !== null && Symbol.iterator in pair ? Array.from(pair as Iterable<string>) : pair;
+    return Array.from(headers as Iterable<unknown>, pairOf) as HeadersInit;
+  }
+  const record: Record<string, string> = {};
+  for (const name of Object.keys(headers)) {
+    const value = (headers as Record<string, unknown>)[name];
+    record[name] = typeof value === "string" ? value : String(value);
+  }
+  return record;
 }
 
 /**

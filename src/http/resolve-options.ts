@@ -25,7 +25,7 @@ import {
 import { RetryBudget, type RetryBudgetOptions } from "./budget.ts";
 import { HTTP_DEFAULTS } from "./defaults.ts";
 import type { RetryPolicy } from "./retry.ts";
-import { concurrencyFor } from "./slots.ts";
+import { concurrencyFor, rateOf } from "./slots.ts";
 import { resolveCosts, type ResolvedCosts } from "./costs.ts";
 import type { FetchLike, IdempotencyKeyOptions, RetryOptions, ThrottledFetchOptions } from "./options.ts";
 
@@ -210,7 +210,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
 
   const resolved: Omit<ResolvedOptions, "lean"> = {
     adaptive,
-    ceiling: toldRate,
+    ceiling: (limiter) => toldRate(rateOf(limiter)),
     limiter,
     keyed,
     key: optionalFunction("key", o.key) ?? originOf,

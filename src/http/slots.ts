@@ -33,6 +33,29 @@ export const SLOT = "maxConcurrent";
  * dimensions are kept (`{ requests, tokens, maxConcurrent }`), any other limiter is `permits`.
  */
 function slotted(rate: GatedLimiter, slots: GatedLimiter): CombinedLimiter {
+  const combined = combination(rate, slots);
+  RATE.set(combined, rate);
+  return combined;
+}
+
+/** The rate limiter inside each combination made here (its told rate is the combination's). */
+const RATE = new WeakMap<Limiter, Limiter>();
+
+/**
+ * The rate limiter a request goes through: the one combined with slots here (the user's `limiter`,
+ * or the one `limit`/`interval` built), or `limiter` itself. `adaptive` asks it the told rate: the
+ * combination states none of its own. @internal
+ *
+ * @example
+ * ```ts
+ * toldRate(rateOf(concurrencyFor(rate, 4, clock)(undefined, ""))); // rate's limit per second
+ * ```
+ */
+export function rateOf(limiter: Limiter | undefined): Limiter | undefined {
+  return limiter === undefined ? undefined : RATE.get(limiter) ?? limiter;
+}
+
+function combination(rate: GatedLimiter, slots: GatedLimiter): CombinedLimiter {
   const names = rate instanceof CombinedLimiter ? rate.dimensionNames : null;
   if (names === null) return new CombinedLimiter({ permits: rate, [SLOT]: slots });
   if (names.includes(SLOT)) {

@@ -30,7 +30,7 @@ import { abortReason } from "../limiters/gate.ts";
 import { TimeoutError } from "./errors.ts";
 import { type FetchInput, type FetchLike, resolveOptions, type ResolvedOptions, type ThrottledFetchOptions } from "./options.ts";
 import { describeRequest, headerValues, scrubError, secretsOf } from "./redact.ts";
-import { callerSignalOf } from "./request.ts";
+import { callerSignalOf, callInit } from "./request.ts";
 import { isRequest } from "./body.ts";
 import { anySignal, startTimer, type Timer } from "./timers.ts";
 import { runAttempts } from "./attempts.ts";
@@ -87,9 +87,12 @@ function resolveFetch(config: ResolvedOptions): FetchLike {
   return fetchImpl;
 }
 
-async function runCall(config: ResolvedOptions, input: FetchInput, init: RequestInit | undefined, full: boolean): Promise<Response> {
-  const callerSignal = callerSignalOf(input, init);
+async function runCall(config: ResolvedOptions, input: FetchInput, given: RequestInit | undefined, full: boolean): Promise<Response> {
+  const callerSignal = callerSignalOf(input, given);
   if (callerSignal?.aborted) throw abortReason(callerSignal);
+  // What fetch would read now (it builds its Request synchronously): a queued call is sent as it
+  // was made, whatever the caller does to their init object meanwhile.
+  const init = callInit(input, given);
   const fetchImpl = resolveFetch(config); // read at call time: mocks installed after creation apply
   const state = new CallState(input, init);
   // The total timeout aborts whatever the call is doing: reading a Request's body, queueing, an

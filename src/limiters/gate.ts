@@ -289,6 +289,21 @@ export class Gate extends GateTimer {
   }
 
   /**
+   * Ends the grant of a task that never started (its caller left at the grant, see `Unstarted`):
+   * permits held until completion (`held`) count for nothing, slots are freed. Permits a policy
+   * counted at the grant itself stay counted.
+   */
+  unstarted(policies: readonly Policy[], permits: number, held: boolean): void {
+    const now = this.nowOrFail();
+    if (now === undefined) return;
+    for (let i = 0; i < policies.length; i++) {
+      if (held) policies[i]!.unhold?.(permits);
+      policies[i]!.finish?.(permits, now);
+    }
+    this.scan(now);
+  }
+
+  /**
    * Stamps held grants with the time their task starts, during the drain of a grant pass; the gate
    * is rescanned once the drain ends (a pass per task would be wasted work).
    */

@@ -19,6 +19,7 @@ import {
   requireFunction,
 } from "../validate.ts";
 import { abortReason, Gate, RESOLVED, startTask, type Task, WaitQueue } from "./gate.ts";
+import { type OnDone, Unstarted } from "./settle.ts";
 import type { Policy } from "./policy.ts";
 import { arrivalOf } from "./waiter.ts";
 import { type Dimensions, type Permits, type Reservation, type ReserveOptions, reserveOn } from "./reservation.ts";
@@ -180,10 +181,11 @@ export abstract class GatedLimiter implements Limiter {
   }
 
   /** Releases permits held until a task completes (`release`) and the concurrency slots it holds. */
-  #releaser(permits: number, release: boolean): () => void {
+  #releaser(permits: number, release: boolean): OnDone {
     const policies = this[INTERNALS].policies;
-    if (!this.#slots) return () => this.#root().release(policies, permits);
-    return () => this.#root().finish(policies, permits, release);
+    // A task that never started (`Unstarted`: its caller left at the grant) gives its grant back.
+    if (!this.#slots) return (outcome) => outcome instanceof Unstarted ? this.#root().unstarted(policies, permits, true) : this.#root().release(policies, permits);
+    return (outcome) => outcome instanceof Unstarted ? this.#root().unstarted(policies, permits, release) : this.#root().finish(policies, permits, release);
   }
 
   /** Takes `permits` only if free now; else the wait in ms (see {@link Limiter.tryAcquire}). */

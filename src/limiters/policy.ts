@@ -38,6 +38,8 @@ export interface Policy {
   readonly countsFromCompletion?: boolean;
   /** Ends a held grant at `at`: from then on it counts as if granted at `at`. */
   release?(permits: number, at: number): void;
+  /** Ends a held grant whose task never started (see `Unstarted`): it counts for nothing. */
+  unhold?(permits: number): void;
   /**
    * Optional: a number describing the state right after a take (e.g. the permits taken so far),
    * stored with a reservation and passed back to {@link Policy.adjust}.

@@ -9,10 +9,32 @@ import { announceGrant } from "./stats.ts";
 import { CompletionTaskWaiter, type Task, TaskWaiter, type Waiter, type WaitQueue } from "./waiter.ts";
 
 /**
- * Runs a task now: its result, or its synchronous throw as a rejection, becomes the returned
- * promise; `onDone` runs once the result settles.
+ * What a scheduled task rejects with when it found, as it started, that its caller had left (aborted
+ * between the grant and the task): nothing was done, so its grant is ended as if never used (see
+ * `Gate.unstarted`: held permits and slots go back). Internal: sluice's throttled fetch and
+ * undici interceptor throw it; their caller gets `reason`. @internal
+ *
+ * @example
+ * ```ts
+ * limiter.schedule(async () => { if (signal.aborted) throw new Unstarted(signal.reason); return send(); });
+ * ```
  */
-function runTask(task: Task, onDone: (() => void) | undefined, queue: WaitQueue): Promise<unknown> {
+export class Unstarted {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    this.reason = reason;
+  }
+}
+
+/** Ends a task's grant; `outcome` is its value or error. */
+export type OnDone = (outcome?: unknown) => void;
+
+/**
+ * Runs a task now: its result, or its synchronous throw as a rejection, becomes the returned
+ * promise; `onDone` runs once the result settles, with its value or error (an {@link Unstarted}
+ * error gives the grant back).
+ */
+function runTask(task: Task, onDone: OnDone | undefined, queue: WaitQueue): Promise<unknown> {
   // In flight from its grant (now) to its settling: see `stats().inFlight`.
   queue.inFlight++;
   let result: unknown;
@@ -20,7 +42,7 @@ function runTask(task: Task, onDone: (() => void) | undefined, queue: WaitQueue)
     result = task();
   } catch (error) {
     queue.inFlight--;
-    onDone?.();
+    onDone?.(error);
     return Promise.reject(error);
   }
   const promise = Promise.resolve(result);
@@ -34,9 +56,9 @@ function runTask(task: Task, onDone: (() => void) | undefined, queue: WaitQueue)
     if (done !== undefined) promise.then(done, done);
   } else if (done === undefined) promise.then(onDone, onDone);
   else {
-    const both = (): void => {
+    const both = (outcome: unknown): void => {
       done();
-      onDone();
+      onDone(outcome);
     };
     promise.then(both, both);
   }
@@ -87,7 +109,7 @@ export const stamped = new Set<Gate>();
  * Starts a task granted at once. Outside a grant pass it runs synchronously, at its grant; inside one
  * (a task scheduling another), it runs after the tasks granted before it.
  */
-export function startTask(task: Task, onDone: (() => void) | undefined, queue: WaitQueue): Promise<unknown> {
+export function startTask(task: Task, onDone: OnDone | undefined, queue: WaitQueue): Promise<unknown> {
   if (!draining) return runTask(task, onDone, queue);
   return new Promise((resolve) => {
     settling.push(() => resolve(runTask(task, onDone, queue)));
@@ -97,7 +119,7 @@ export function startTask(task: Task, onDone: (() => void) | undefined, queue: W
 /** Resolves a granted waiter that has left its queue (running its task, if it carries one). */
 function settle(waiter: Waiter, granter: Gate): void {
   if (waiter instanceof TaskWaiter) {
-    let onDone: (() => void) | undefined;
+    let onDone: OnDone | undefined;
     const queue = waiter.queue;
     if (waiter.hold || queue.slots) {
       const gate = granter.root();
@@ -105,8 +127,13 @@ function settle(waiter: Waiter, granter: Gate): void {
       if (stamp) gate.stampStart(queue.policies, waiter.permits);
       // Concurrency slots, and permits counted from completion, end when the task settles.
       const release = waiter.hold && !stamp;
-      if (queue.slots) onDone = () => gate.root().finish(queue.policies, waiter.permits, release);
-      else if (release) onDone = () => gate.root().release(queue.policies, waiter.permits);
+      if (queue.slots || release) {
+        onDone = (outcome) => {
+          if (outcome instanceof Unstarted) gate.root().unstarted(queue.policies, waiter.permits, release);
+          else if (queue.slots) gate.root().finish(queue.policies, waiter.permits, release);
+          else gate.root().release(queue.policies, waiter.permits);
+        };
+      }
     }
     announceGrant(waiter);
     waiter.resolve(runTask(waiter.task, onDone, waiter.queue) as PromiseLike<void>);

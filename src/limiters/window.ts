@@ -161,6 +161,10 @@ export class WindowPolicy implements AdjustablePolicy {
     this.#record(permits, at);
   }
 
+  unhold(permits: number): void {
+    this.#inFlight -= permits;
+  }
+
   #record(permits: number, at: number): void {
     this.#evict(at);
     const capacity = this.#times.length;

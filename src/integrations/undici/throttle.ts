@@ -30,6 +30,8 @@ import type { AdaptiveLimiter } from "../../adaptive/limiter.ts";
 import { type Admission, admitAdaptive, mustPace, toldRate } from "../../adaptive/rates.ts";
 import { systemClock } from "../../clock.ts";
 import { startFlight } from "../../http/in-flight.ts";
+import { rateOf } from "../../http/slots.ts";
+import { Unstarted } from "../../limiters/settle.ts";
 import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { QueuedController } from "./controller.ts";
@@ -142,7 +144,7 @@ function enqueue(
   try {
     key = config.keyOf(request);
     limiter = config.limiterOf(key);
-    ceiling = toldRate(limiter);
+    ceiling = toldRate(rateOf(limiter)); // the rate limiter's, not the slots combination's
     adaptive = config.adaptive?.get(key!, ceiling);
     permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
     // A request is one task, which would take `permits` slots too: only 1 is served with slots.
@@ -188,20 +190,23 @@ function enqueue(
   let queuedAt = 0;
   const send = async (): Promise<void> => {
     if (adaptive !== undefined && (admitted!.passed || clock.now() - queuedAt >= 1) && mustPace(adaptive, ceiling)) {
-      const again = await admitAdaptive(adaptive, { signal: queue.signal }, ceiling);
+      let again: Admission;
+      try {
+        again = await admitAdaptive(adaptive, { signal: queue.signal }, ceiling);
+      } catch (error) {
+        throw controller.aborted ? new Unstarted(error) : error; // not sent: the grant goes back
+      }
       admitted = { ...again, waited: again.waited || admitted!.waited };
     }
     return sendNow();
   };
-  const sendNow = () =>
-    new Promise<void>((release) => {
+  const sendNow = (): Promise<void> => {
+    // Aborted between the grant and this task (e.g. from the limiter's "grant" event): nothing is
+    // sent, so the request consumes no capacity — the grant goes back (`Unstarted`), and the
+    // learned rate's permit too.
+    if (controller.aborted) return Promise.reject(new Unstarted(controller.reason));
+    return new Promise<void>((release) => {
       sent = true;
-      if (controller.aborted) {
-        // Aborted between the grant and this task: the permits are spent, the request is not sent.
-        release();
-        refuse(controller.reason);
-        return;
-      }
       const attempt = (attempts.get(handler) ?? 0) + 1;
       attempts.set(handler, attempt);
       if (adaptive !== undefined) tag = adaptive.onSent(admitted!.waited);
@@ -235,6 +240,7 @@ function enqueue(
         if (!attemptHandler.failed) attemptHandler.onResponseError(null, error);
       }
     });
+  };
 
   // Every request's window slot counts from its response (`countFrom: "completion"`), also on a
   // window the user built counting from the grant: as safe at a strict server's documented limit
@@ -268,7 +274,7 @@ function enqueue(
   scheduled.then(undefined, (error: unknown) => {
     if (sent) return;
     admitted?.cancel(); // the learned rate's permit, taken for a request never sent
-    refuse(error);
+    refuse(error instanceof Unstarted ? error.reason : error);
   });
 }
 
