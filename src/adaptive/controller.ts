@@ -7,8 +7,9 @@
  * - **Slow start.** With nothing known it starts at `initialRate` and doubles every 0.6 probe step
  *   (`probeInterval`), only on the answer to a request sent at the current rate (so each doubling is
  *   confirmed by the server) and only while callers wait (a client that does not use its rate learns
- *   nothing from it). Told a limit (`maxRate`), it starts there and never exceeds it; after a cut,
- *   that limit is in doubt until the server accepts a second's worth sent at it (`confirmed`).
+ *   nothing from it). Told a limit (`maxRate`), it starts there and never exceeds it; that limit
+ *   is in doubt (paced evenly, no window-sized burst) until the server accepts a second's worth
+ *   sent at it, at the start and again after each cut (`confirmed`).
  * - **One cut per overload event.** Each request is tagged at its send with the current `epoch`. A
  *   throttle (429, or 503 with a delay) whose request was sent in the current epoch cuts once and
  *   starts a new epoch; throttles of requests sent before that cut (the same event, seen late) never
@@ -143,14 +144,16 @@ export class AdaptiveController {
   }
 
   /**
-   * False while a told limit is in doubt: the server has cut this key before, and has not yet
-   * accepted a second's worth of requests sent at the ceiling since. Until then the fetch spaces
-   * callers at the ceiling instead of letting the told limit's window send them in a burst (against
-   * an nginx `limit_req`, a window's burst at the right rate draws a herd of 429s). Never false before
-   * the first throttle: told the right limit, nothing changes.
+   * False while a told limit is in doubt: the server has not yet accepted a second's worth of
+   * requests sent at the ceiling (from the start, and again after each cut), and states no limit
+   * of its own. Until then the fetch spaces callers evenly at the ceiling instead of letting the
+   * told limit's window send a whole window at once: told 2x too much, that burst would all go out
+   * before the first 429 returns (and against an nginx `limit_req`, even a right window's burst
+   * draws a herd of 429s). Told right, the server sees no more than the told limit in any window
+   * either way, and after the first second the told limit's own limiter paces as without adaptive.
    */
   get confirmed(): boolean {
-    return this.#epoch === 0 || this.#serverRate !== undefined || this.#acceptedAtCeiling >= Math.max(1, this.ceiling);
+    return this.#serverRate !== undefined || this.#acceptedAtCeiling >= Math.max(1, this.ceiling);
   }
 
   /** The probe step in force, ms: `probeInterval`, or the server's window (stated or inferred) when longer. */

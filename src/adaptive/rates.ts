@@ -162,10 +162,12 @@ export function toldRate(limiter: unknown): number {
  * attempt is not sent after all (another limiter refused it).
  *
  * `ceiling`: the rate of the limiter the attempt goes through next, which enforces it exactly. While
- * the learned rate is that ceiling (told the right limit, nothing learned below it), not in doubt
- * after a cut, and no pause holds the key back, the attempt passes without taking a spacing slot:
- * the limiter alone paces it, so adaptive costs nothing — a strict window counted from each response grants
- * exactly as without it. Below the ceiling, or paused, the learned rate paces. @internal
+ * the learned rate is that ceiling, confirmed by the server (a second's worth sent at it accepted,
+ * from the start and again after each cut), and no pause holds the key back, the attempt passes
+ * without taking a spacing slot: the limiter alone paces it, as without adaptive. Before that
+ * confirmation the learned rate spaces attempts evenly at the ceiling, so the limiter's window
+ * never goes out as one burst the server has not yet shown it accepts. Below the ceiling, or
+ * paused, the learned rate paces. @internal
  *
  * @example
  * ```ts

@@ -181,15 +181,19 @@ describe("AdaptiveController: windows, gentle cuts, deep cuts", () => {
     expect(c.rate).toBeCloseTo(measured * 0.95, 9); // not × 0.9
   });
 
-  test("a told limit is in doubt after a cut, until a second's worth sent at it is accepted; never before the first cut", () => {
+  test("a told limit is in doubt until a second's worth sent at it is accepted: from the start, and again after a cut", () => {
     const c = new AdaptiveController({ maxRate: 5 }, 0);
-    expect(c.confirmed).toBe(true); // told right, nothing changes: the told limit's own limiter paces
-    c.onResponse(c.onSent(0, false), throttle, 100);
+    expect(c.confirmed).toBe(false); // told, not yet confirmed: paced evenly, no window-sized burst
+    for (let i = 0; i < 4; i++) c.onResponse(c.onSent(i * 200, false), ok, 50 + i * 200);
     expect(c.confirmed).toBe(false);
-    c.setMaxRate(5, 200); // back at the ceiling: answers to requests sent there confirm it
-    for (let i = 0; i < 4; i++) c.onResponse(c.onSent(300 + i * 200, false), ok, 350 + i * 200);
+    c.onResponse(c.onSent(800, false), ok, 850);
+    expect(c.confirmed).toBe(true); // 5 accepted at the ceiling of 5/s
+    c.onResponse(c.onSent(1000, false), throttle, 1100);
     expect(c.confirmed).toBe(false);
-    c.onResponse(c.onSent(1100, false), ok, 1150);
+    c.setMaxRate(5, 1200); // back at the ceiling: answers to requests sent there confirm it
+    for (let i = 0; i < 4; i++) c.onResponse(c.onSent(1300 + i * 200, false), ok, 1350 + i * 200);
+    expect(c.confirmed).toBe(false);
+    c.onResponse(c.onSent(2100, false), ok, 2150);
     expect(c.confirmed).toBe(true);
   });
 

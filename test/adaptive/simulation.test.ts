@@ -155,7 +155,7 @@ describe("harder cases", () => {
  * (`createThrottledFetch({ adaptive })`, retries included): 20 req/s servers, 20 closed-loop
  * callers, latency 20–80 ms, 30 s, utilisation counted from 10 s. The targets of issue 11, asserted
  * as they are stated: ≤ 3 % 429s, ≥ 90 % of the server's rate, 90 % of it reached within 10 s, ≤ 1 %
- * 429s in the second half; told right, nothing refused on servers a window limiter matches.
+ * 429s in the second half; told right, nothing refused.
  */
 const B = 20;
 const benchServers: Record<string, () => ServerModel> = {
@@ -167,21 +167,15 @@ const benchServers: Record<string, () => ServerModel> = {
 /**
  * Where a scenario misses a target, the figure measured over the seeds (a pin, not a target):
  * - told nothing, a fixed window: 90 % of the rate at 11 s, not 10;
- * - told 2× too much: the told limit's window sends a window's worth at once (20 callers, then 20
- *   more as the first answers return), before the first 429 can come back: 2.9–5.2 % 429s over
- *   30 s, nearly all in the first second (≤ 1 % in the second half); a fixed window, 87–91 %;
- * - told right, an nginx `limit_req` with burst 5: the same first window (a right rate, the wrong
- *   shape) draws 2.8 %, and the rate climbs back to the ceiling paced: 81–83 %. (Pacing at the told
- *   limit from the start avoids both, but changes the told-right timing, which must stay as the
- *   shorthand's, request for request: see test/http/adaptive.test.ts.)
+ * - told 2× too much, a fixed window: 89–91 % of the rate (the cut lands in a window of unknown
+ *   phase). The first window's burst, once 2.9–5.2 % 429s here, is gone: until the server has
+ *   accepted a second's worth at the told limit, adaptive paces it evenly (see
+ *   `AdaptiveController.confirmed`), so 1.0–2.1 % now, and told right against nginx `limit_req`
+ *   with burst 5 no 429 at all (was 2.8 %, 81–83 % of the rate).
  */
 const benchMisses: Record<string, { share429?: number; steady429?: number; utilisation?: number; reached?: number }> = {
   "told nothing / fixed window, unknown phase": { reached: 11 },
-  "told 2× too much / strict rolling window": { share429: 0.047 },
-  "told 2× too much / fixed window, unknown phase": { share429: 0.053, utilisation: 0.87, reached: 13 },
-  "told 2× too much / nginx limit_req burst 5 nodelay": { share429: 0.034 },
-  "told 2× too much / token bucket": { share429: 0.041, steady429: 0.0105 },
-  "told right / nginx limit_req burst 5 nodelay": { share429: 0.029, utilisation: 0.8 },
+  "told 2× too much / fixed window, unknown phase": { utilisation: 0.88 },
 };
 const bench = (server: () => ServerModel, maxRate: number | undefined, seed: number) =>
   simulate({ server: server(), realRate: B, callers: 20, duration: 30_000, latency: { min: 20, max: 80 }, adaptive: { maxRate }, seed, viaFetch: true });
@@ -199,8 +193,9 @@ describe.each([
       `utilisation ${pct((r) => r.utilisation)} %, 90 % at ${runs.map((r) => r.reached90At).join("/")} s`);
     for (const r of runs) {
       for (const l of r.limiters) expect(l.rate).toBeLessThanOrEqual(maxRate ?? Infinity);
-      if (maxRate === B && !kind.startsWith("nginx")) {
-        // Told right: no change from today — nothing refused, the window limiter's full rate.
+      if (maxRate === B) {
+        // Told right: no change from today — nothing refused, the window limiter's full rate (and
+        // against nginx with burst 5, where the told window's burst drew 429s, none now).
         expect(r.throttled).toBe(0);
         expect(r.utilisation).toBeGreaterThanOrEqual(0.94);
         continue;

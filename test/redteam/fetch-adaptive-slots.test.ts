@@ -33,10 +33,13 @@ async function sendTimes(maxConcurrent: number | undefined): Promise<number[]> {
 }
 
 describe("red team: adaptive + maxConcurrent", () => {
-  test("control: adaptive with limit 100/s sends 20 calls at once (the told limit is the starting rate)", async () => {
+  // Told 100/s, 20 calls start at the told rate: spaced 10 ms apart until the server confirms the
+  // limit (adaptive spreads a told window's burst; README "Told a limit"), so all 20 leave within
+  // 200 ms (the clock steps 100 ms) — from `initialRate`, 1/s, they would take 19 s.
+  test("control: adaptive with limit 100/s sends 20 calls at the told rate (the told limit is the starting rate)", async () => {
     const times = await sendTimes(undefined);
     expect(times).toHaveLength(20);
-    expect(Math.max(...times)).toBe(0);
+    expect(Math.max(...times)).toBeLessThanOrEqual(200);
   });
 
   test("adding maxConcurrent: 10 (never full: bodies end at once) keeps the told limit as the starting rate", async () => {
@@ -47,7 +50,8 @@ describe("red team: adaptive + maxConcurrent", () => {
     // Fixed: the ceiling is asked of the rate limiter inside the combination (slots.ts `rateOf`).
     const times = await sendTimes(10);
     expect(times).toHaveLength(20);
-    expect(Math.max(...times)).toBe(0);
+    expect(Math.max(...times)).toBeLessThanOrEqual(200);
+    expect(times).toEqual(await sendTimes(undefined)); // the cap never reached changes nothing
   });
 });
 

@@ -41,14 +41,15 @@ describe("throttle({ adaptive })", () => {
     const { fake, send } = setup({ limiter, adaptive: { clock, onChange: (c) => changes.push(c) } });
     for (let i = 0; i < 6; i++) send();
     await flush();
-    await clock.advance(250);
-    expect(fake.sent).toHaveLength(3); // told 3/s: the window sends 3 at once, as without adaptive
+    await clock.advance(700);
+    // Told 3/s: 3 sent, spaced at the told rate (0, 333, 667 ms) until the server confirms it.
+    expect(fake.sent).toHaveLength(3);
     for (const r of fake.sent.slice(0, 3)) r.respond(429, { "retry-after": "2" });
     await flush();
     expect(changes.filter((c) => c.reason === "throttled")).toHaveLength(1);
     expect(changes[0]).toMatchObject({ key: "https://api.example.com", previous: 3 });
     await clock.advance(1999);
-    expect(fake.sent).toHaveLength(3); // paused until 250 + 2000
+    expect(fake.sent).toHaveLength(3); // paused until 700 + 2000
     await clock.advance(1);
     expect(fake.sent).toHaveLength(4);
     await clock.advance(1000 / changes[0]!.rate - 1);
