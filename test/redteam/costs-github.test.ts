@@ -77,7 +77,8 @@ describe("red team vendors : github() and the fetch's wallClock", () => {
 
   test("wallClock is validated and passed on to the fetch by every profile", () => {
     const wallClock = () => 0;
-    const makers: Array<[(o: object) => { wallClock?: () => number }, object]> = [[github, {}], [openai, { rpm: 60, tpm: 1000 }], [anthropic, { rpm: 60, inputTpm: 1000, outputTpm: 1000 }]];
+    type Make = (o: object) => { wallClock?: () => number };
+    const makers: Array<[Make, object]> = [[github as Make, {}], [openai as unknown as Make, { rpm: 60, tpm: 1000 }], [anthropic as unknown as Make, { rpm: 60, inputTpm: 1000, outputTpm: 1000 }]];
     for (const [make, base] of makers) {
       expect(make({ ...base, wallClock }).wallClock).toBe(wallClock);
       expect(make(base).wallClock).toBeUndefined();
