@@ -74,12 +74,12 @@ const body = [
     ["r", "r", "r", "r", "r", "r", "r"],
   ),
   "",
-  "The 403s are one burst: the writes in flight when the first refusal came. Every caller of the refused",
-  "resource (`x-ratelimit-resource: core`) then pauses (nothing is sent to it until the retry-after runs out;",
-  "other resources are not held back — here the searches were done before the refusal), the writes budget",
-  "drops to the 20 a minute GitHub accepted, and the refused calls are retried in their place, as",
-  "server-timed retries that spend no retry budget. `test/vendors/github-resources.test.ts` shows core",
-  "flowing while search is paused.",
+  "The 403s are one burst: the writes in flight when the first refusal came. A secondary limit is the",
+  "account's, so every caller of every resource then pauses (nothing is sent anywhere until the",
+  "retry-after runs out — here the searches were done before the refusal), the writes budget drops to",
+  "the 20 a minute GitHub accepted, and the refused calls are retried in their place, as server-timed",
+  "retries that spend no retry budget. `test/vendors/github-resources.test.ts` shows a primary limit on",
+  "search pausing search alone while core flows, and a secondary one pausing both.",
 ].join("\n");
 const section = marked("vendors", body);
 

@@ -10,7 +10,7 @@ import { readAnthropicHeaders } from "./anthropic-headers.ts";
 import { type AnthropicEstimateOptions, estimateAnthropicRequest } from "./estimate-anthropic.ts";
 import { llmShouldRetry, ModelBudgets, ModelOfRequest, settleFromUsage } from "./llm-profile.ts";
 import { positiveInteger } from "../validate.ts";
-import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile } from "./profile.ts";
+import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile, wallClockOption } from "./profile.ts";
 
 /**
  * Options of {@link anthropic}.
@@ -35,9 +35,15 @@ export interface AnthropicProfileOptions extends AnthropicEstimateOptions {
   readonly maxConcurrent?: number;
   /** The clock of the budgets (a `ManualClock` in tests); it is passed on to the fetch. @default systemClock */
   readonly clock?: Clock;
+  /**
+   * Epoch ms the profile reads the vendor's resets against when a response has no `Date` header
+   * (a virtual epoch in tests: `() => epoch + clock.now()`); it is passed on to the fetch.
+   * @default Date.now
+   */
+  readonly wallClock?: () => number;
 }
 
-const KNOWN = ["maxConcurrent", "rpm", "inputTpm", "outputTpm", "clock", "charsPerToken", "defaultMaxOutputTokens"];
+const KNOWN = ["maxConcurrent", "rpm", "inputTpm", "outputTpm", "clock", "charsPerToken", "defaultMaxOutputTokens", "wallClock"];
 
 /** Anthropic's overload status: not a quota, retried with backoff, and no budget is paused or cut. */
 const OVERLOADED = new Set([529]);
@@ -71,6 +77,7 @@ const OVERLOADED = new Set([529]);
  */
 export function anthropic(options: AnthropicProfileOptions): VendorProfile {
   const o = profileOptions("anthropic", options, KNOWN);
+  const wall = wallClockOption(o.wallClock);
   const limits = {
     requests: perMinuteOption("rpm", o.rpm),
     input: perMinuteOption("inputTpm", o.inputTpm),
@@ -91,7 +98,7 @@ export function anthropic(options: AnthropicProfileOptions): VendorProfile {
   };
   const onResponse = ({ request, response, key }: ResponseEvent): void => {
     if (key === undefined || response.status === 529) return;
-    const { budgets: reported } = readAnthropicHeaders(response, { now: Date.now() });
+    const { budgets: reported } = readAnthropicHeaders(response, { now: wall.now() });
     budgets.learn(key, "requests", reported.requests?.limit);
     budgets.learn(key, "input", reported.input?.limit);
     budgets.learn(key, "output", reported.output?.limit);
@@ -109,5 +116,6 @@ export function anthropic(options: AnthropicProfileOptions): VendorProfile {
     retry: { shouldRetry: llmShouldRetry(OVERLOADED) },
     onResponse,
     ...(o.clock === undefined ? {} : { clock: o.clock }),
+    ...wall.passOn,
   };
 }

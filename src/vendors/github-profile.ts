@@ -14,7 +14,7 @@ import { WindowLimiter } from "../limiters/window.ts";
 import { nonNegativeFinite, optionsObject, positiveInteger } from "../validate.ts";
 import { githubWaitMs, readBodyPrefix, readGitHubHeaders } from "./github-headers.ts";
 import { GITHUB_LIMITS } from "./github-limits.ts";
-import { bodyText, type Cost, MINUTE, profileOptions, type VendorProfile } from "./profile.ts";
+import { bodyText, type Cost, MINUTE, profileOptions, type VendorProfile, wallClockOption } from "./profile.ts";
 import type { VendorSignal } from "./types.ts";
 
 const HOUR = 60 * MINUTE;
@@ -56,17 +56,23 @@ export interface GitHubProfileOptions {
   readonly contentCreating?: { readonly perMinute?: number; readonly perHour?: number };
   /**
    * The longest wait (ms) after which a refused call is retried; a longer one (an hour to a primary
-   * reset) resolves the call with GitHub's 403/429 — the refused resource's budget stays paused for
-   * every caller of it either way. The default lets the doubling secondary waits (60 s, 120 s, 240 s)
+   * reset) resolves the call with GitHub's 403/429 — the budgets stay paused for every caller
+   * either way. The default lets the doubling secondary waits (60 s, 120 s, 240 s)
    * be retried.
    * @default 300000
    */
   readonly maxRetryAfter?: number;
   /** The clock of the budgets (a `ManualClock` in tests); it is passed on to the fetch. @default systemClock */
   readonly clock?: Clock;
+  /**
+   * Epoch ms the profile reads the vendor's resets against when a response has no `Date` header
+   * (a virtual epoch in tests: `() => epoch + clock.now()`); it is passed on to the fetch.
+   * @default Date.now
+   */
+  readonly wallClock?: () => number;
 }
 
-const KNOWN = ["core", "graphql", "search", "codeSearch", "maxConcurrent", "contentCreating", "maxRetryAfter", "clock"];
+const KNOWN = ["core", "graphql", "search", "codeSearch", "maxConcurrent", "contentCreating", "maxRetryAfter", "clock", "wallClock"];
 const MUTATIONS = new Set(["POST", "PATCH", "PUT", "DELETE"]);
 const DEFAULT_MAX_RETRY_AFTER = 5 * MINUTE;
 
@@ -95,16 +101,16 @@ export function githubResource(path: string): GitHubProfileResource {
  *   others go on.
  * - **Secondary**: at most 100 requests in flight (until their headers arrive) over all resources;
  *   content-creating requests (POST/PATCH/PUT/DELETE, and GraphQL `mutation`s) at most 80 a minute
- *   and 500 an hour. A 403/429 whose body says "secondary rate limit" pauses every caller *of the
- *   resource it names* (`x-ratelimit-resource`, else the request's) for `retry-after`, else at
- *   least 60 s, doubling while that resource's refusals repeat (a success resets it); the other
- *   resources go on (GitHub refuses them by themselves if its limit was wider, and each refusal
- *   pauses its own resource). When the refused request was content-creating, the writes budget is
+ *   and 500 an hour. A 403/429 whose body says "secondary rate limit" pauses every caller of every
+ *   resource (a secondary limit is the account's, and requests sent into one draw more refusals)
+ *   for `retry-after`, else at least 60 s, doubling while refusals repeat — until a quiet spell as
+ *   long as the last wait (a success alone does not reset it: reads can pass while writes are
+ *   refused). When the refused request was content-creating, the writes budget is
  *   lowered to the writes GitHub accepted in the last minute (an account's real limit can be below
  *   the documented 80).
  * - A refused call is retried (POST too: GitHub did no work) as a server-timed retry — the
- *   `shouldRetry` answer `{ retryAfter }`: it spends no retry budget and pauses only the resource's
- *   budget (`retry.pauseDimensions: ["requests"]`, also for a 429 the fetch reads itself) — when
+ *   `shouldRetry` answer `{ retryAfter }`: it spends no retry budget and pauses the resources' budgets
+ *   (`retry.pauseDimensions: ["requests"]`, also for a 429 the fetch reads itself), not the slots — when
  *   its wait is at most `maxRetryAfter`; a 403 that is no rate limit (a permission error) is
  *   returned as is.
  *
@@ -122,6 +128,7 @@ export function githubResource(path: string): GitHubProfileResource {
  */
 export function github(options: GitHubProfileOptions = {}): VendorProfile {
   const o = profileOptions("github", options, KNOWN);
+  const wall = wallClockOption(o.wallClock);
   const clock = o.clock;
   const at = clock === undefined ? {} : { clock };
   const primary: Record<GitHubProfileResource, WindowLimiter> = {
@@ -188,55 +195,56 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     if (found === undefined) {
       const refused = response.status === 403 || response.status === 429;
       found = (refused ? readBodyPrefix(response) : Promise.resolve(undefined))
-        .then((body) => readGitHubHeaders(response, { now: Date.now(), body }));
+        .then((body) => readGitHubHeaders(response, { now: wall.now(), body }));
       found.then((signal) => known.set(response, signal), () => {});
       signals.set(response, found);
     }
     return found;
   };
 
-  // Secondary refusals in a row, per resource. Refusals of requests sent before the resource's
-  // current pause belong to the same episode (they were in flight together) and do not double the
-  // wait again.
-  const episodes = new Map<string, { refusals: number; pausedUntil: number }>();
-  const episodeOf = (name: string) => {
-    let e = episodes.get(name);
-    if (e === undefined) episodes.set(name, e = { refusals: 0, pausedUntil: -Infinity });
-    return e;
-  };
+  // Secondary refusals in a row. A secondary limit is the account's, not a resource's (100 in
+  // flight over REST and GraphQL, points per minute, CPU time, content creation), and requests sent
+  // into one draw more refusals (octokit/plugin-throttling.js#629), so one episode pauses every
+  // resource. Refusals of requests sent before the current pause ends belong to the episode (they
+  // were in flight together) and do not double the wait again. The episode — and so the doubling —
+  // ends only after a quiet spell as long as its last wait with no secondary refusal: a success
+  // proves little (a read can pass while writes are still refused), and resetting on one would
+  // retry refused writes every 60 s forever.
+  const episode = { refusals: 0, pausedUntil: -Infinity, lastWait: 0 };
   const nameOf = (signal: VendorSignal, resource: string): GitHubProfileResource => {
     const name = signal.resource ?? resource.split(":")[0]!;
     return name in primary ? name as GitHubProfileResource : "core";
   };
-  // The wait a refusal causes: a secondary one counts as the next of its resource's episode
-  // unless it arrives during the episode's pause. (Asked by `shouldRetry` before `onResponse`
-  // records the refusal, so both see the same wait.)
-  const waitOf = (signal: VendorSignal, resource: string): number | undefined => {
+  const episodeOver = (now: number): boolean => now >= episode.pausedUntil + episode.lastWait;
+  // The wait a refusal causes: a secondary one counts as the next of the episode unless it arrives
+  // during the episode's pause. (Asked by `shouldRetry` before `onResponse` records the refusal,
+  // so both see the same wait.)
+  const waitOf = (signal: VendorSignal): number | undefined => {
     if (!signal.quotaSignal) return undefined;
     if (signal.secondary !== true) return githubWaitMs(signal, 1);
-    const episode = episodeOf(nameOf(signal, resource));
-    return githubWaitMs(signal, time.now() >= episode.pausedUntil ? episode.refusals + 1 : Math.max(1, episode.refusals));
+    const now = time.now();
+    const refusals = episodeOver(now) ? 0 : episode.refusals;
+    return githubWaitMs(signal, now >= episode.pausedUntil ? refusals + 1 : Math.max(1, refusals));
   };
-  // Only the resource the response names (`x-ratelimit-resource`, else the request's) pauses: all
-  // its callers wait together, the other resources go on — GitHub refuses them on their own if the
-  // limit was wider, and each refusal pauses its own resource.
+  // A primary limit pauses the resource the response names (`x-ratelimit-resource`, else the
+  // request's): all its callers wait together, the other resources go on. A secondary limit pauses
+  // every resource.
   const apply = (signal: VendorSignal, resource: string): void => {
     const requests = signal.budgets.requests;
     const name = nameOf(signal, resource);
-    const episode = episodeOf(name);
     if (requests?.remaining === 0 && requests.resetMs !== undefined && (!signal.quotaSignal || signal.secondary !== true)) {
       primary[name].pause(requests.resetMs + GITHUB_LIMITS.primaryResetMarginMs);
     }
     if (signal.quotaSignal && signal.secondary === true) {
       const now = time.now();
-      const wait = waitOf(signal, resource)!;
+      const wait = waitOf(signal)!;
+      if (episodeOver(now)) episode.refusals = 0;
       if (now >= episode.pausedUntil) episode.refusals++;
       episode.pausedUntil = Math.max(episode.pausedUntil, now + wait);
-      primary[name].pause(wait);
+      episode.lastWait = wait;
+      for (const budget of Object.values(primary)) budget.pause(wait);
     } else if (signal.quotaSignal && requests?.resetMs === undefined) {
-      primary[name].pause(waitOf(signal, resource)!);
-    } else if (!signal.quotaSignal && signal.budgets.requests !== undefined && time.now() >= episode.pausedUntil) {
-      episode.refusals = 0;
+      primary[name].pause(waitOf(signal)!);
     }
   };
 
@@ -250,7 +258,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   const learnWrites = (request: Request, status: number, signal: VendorSignal | undefined): void => {
     if (!isWrite(request)) return;
     const now = time.now();
-    const pausedUntil = episodeOf(resourceOf(request)).pausedUntil;
+    const pausedUntil = episode.pausedUntil;
     while (accepted.length > 0 && accepted[0]! <= now - MINUTE) accepted.shift();
     if (status >= 200 && status <= 299) {
       accepted.push(now);
@@ -267,7 +275,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   const onResponse = ({ request, response, key: resource }: ResponseEvent): void => {
     const signal = known.get(response);
     if (signal !== undefined || (response.status !== 403 && response.status !== 429)) {
-      const read = signal ?? readGitHubHeaders(response, { now: Date.now() });
+      const read = signal ?? readGitHubHeaders(response, { now: wall.now() });
       learnWrites(request, response.status, read);
       apply(read, resource ?? "core");
     } else {
@@ -281,7 +289,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     if (response === undefined || (response.status !== 403 && response.status !== 429)) return undefined;
     const signal = await classify(response);
     if (!signal.quotaSignal) return undefined; // a permission error: the fetch's rule (no retry)
-    return { retryAfter: waitOf(signal, key(request))! };
+    return { retryAfter: waitOf(signal)! };
   };
   // The budget's pause times the retry (it waits in the queue, in its place); no extra sleep.
   const delay = ({ response }: DelayContext): number | undefined =>
@@ -298,6 +306,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     onResponse,
     rateLimitHeaders: false,
     ...(clock === undefined ? {} : { clock }),
+    ...wall.passOn,
   };
 }
 

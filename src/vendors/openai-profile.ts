@@ -10,7 +10,7 @@ import { describeValue, positiveInteger } from "../validate.ts";
 import { estimateOpenAIRequest, type OpenAIEstimateOptions } from "./estimate-openai.ts";
 import { llmShouldRetry, ModelBudgets, ModelOfRequest, settleFromUsage } from "./llm-profile.ts";
 import { readOpenAIHeaders } from "./openai-headers.ts";
-import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile } from "./profile.ts";
+import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile, wallClockOption } from "./profile.ts";
 
 /**
  * A model's limits: requests and tokens per minute (your organization's, from the limits page).
@@ -49,9 +49,15 @@ export interface OpenAIProfileOptions extends OpenAIModelLimits, OpenAIEstimateO
   readonly maxConcurrent?: number;
   /** The clock of the budgets (a `ManualClock` in tests); it is passed on to the fetch. @default systemClock */
   readonly clock?: Clock;
+  /**
+   * Epoch ms the profile reads the vendor's resets against when a response has no `Date` header
+   * (a virtual epoch in tests: `() => epoch + clock.now()`); it is passed on to the fetch.
+   * @default Date.now
+   */
+  readonly wallClock?: () => number;
 }
 
-const KNOWN = ["maxConcurrent", "rpm", "tpm", "models", "clock", "charsPerToken", "defaultMaxOutputTokens"];
+const KNOWN = ["maxConcurrent", "rpm", "tpm", "models", "clock", "charsPerToken", "defaultMaxOutputTokens", "wallClock"];
 
 /**
  * Options for `createThrottledFetch` that keep a client inside OpenAI's rate limits: two budgets per
@@ -85,6 +91,7 @@ const KNOWN = ["maxConcurrent", "rpm", "tpm", "models", "clock", "charsPerToken"
  */
 export function openai(options: OpenAIProfileOptions): VendorProfile {
   const o = profileOptions("openai", options, KNOWN);
+  const wall = wallClockOption(o.wallClock);
   const fallback = { requests: perMinuteOption("rpm", o.rpm), tokens: perMinuteOption("tpm", o.tpm) };
   const models: Record<string, { requests: number; tokens: number }> = {};
   if (o.models !== undefined) {
@@ -112,7 +119,7 @@ export function openai(options: OpenAIProfileOptions): VendorProfile {
   };
   const onResponse = ({ request, response, key }: ResponseEvent): void => {
     if (key === undefined) return;
-    const { budgets: reported } = readOpenAIHeaders(response, { now: Date.now() });
+    const { budgets: reported } = readOpenAIHeaders(response, { now: wall.now() });
     budgets.learn(key, "requests", reported.requests?.limit);
     budgets.learn(key, "tokens", reported.tokens?.limit);
     budgets.sync(key, request, { requests: reported.requests, tokens: reported.tokens });
@@ -125,5 +132,6 @@ export function openai(options: OpenAIProfileOptions): VendorProfile {
     retry: { shouldRetry: llmShouldRetry(new Set()) },
     onResponse,
     ...(o.clock === undefined ? {} : { clock: o.clock }),
+    ...wall.passOn,
   };
 }

@@ -11,7 +11,7 @@ import type { Clock } from "../clock.ts";
 import type { KeyedLimiter } from "../limiters/keyed.ts";
 import type { Limiter } from "../limiters/limiter.ts";
 import type { ResponseEvent, RetryOptions } from "../http/options.ts";
-import { describeValue, optionsObject } from "../validate.ts";
+import { describeValue, optionsObject, requireFunction } from "../validate.ts";
 
 /**
  * Permits per dimension of a named combination (`{ requests: 1, tokens: 1500 }`), or a number.
@@ -62,6 +62,8 @@ export interface VendorProfile {
   readonly onResponse: (event: ResponseEvent) => void;
   /** With `clock` given: the clock the budgets run on, for the fetch's timers too. */
   readonly clock?: Clock;
+  /** With `wallClock` given: the epoch ms the profile reads resets against, for the fetch too. */
+  readonly wallClock?: () => number;
   /** GitHub: the profile reads `x-ratelimit-*` itself, per resource. */
   readonly rateLimitHeaders?: boolean;
 }
@@ -79,6 +81,23 @@ export function perMinuteOption(name: string, value: unknown): number {
   if (typeof value !== "number") throw new TypeError(`\`${name}\` must be a number (per minute), got ${describeValue(value)}`);
   if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`\`${name}\` must be a positive integer (per minute), got ${describeValue(value)}`);
   return value;
+}
+
+/**
+ * A profile's `wallClock` option: the epoch-ms clock it reads vendor resets against (epoch seconds,
+ * RFC 3339 times and HTTP-dates, when the response has no `Date` header). Given, it is passed on
+ * to the fetch too, so the profile and the fetch read the same time — a virtual epoch in tests
+ * (`() => epoch + clock.now()`). Else `Date.now`, as the fetch's default.
+ *
+ * @example
+ * ```ts
+ * const { now, passOn } = wallClockOption(undefined); // now === Date.now, passOn = {}
+ * ```
+ */
+export function wallClockOption(value: unknown): { now: () => number; passOn: { wallClock?: () => number } } {
+  if (value === undefined) return { now: Date.now, passOn: {} };
+  const wallClock = requireFunction("wallClock", value) as () => number;
+  return { now: wallClock, passOn: { wallClock } };
 }
 
 /**

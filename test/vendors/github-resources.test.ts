@@ -1,7 +1,8 @@
 /**
- * `github()` through `createThrottledFetch` against the simulated GitHub, in virtual time: a
+ * `github()` through `createThrottledFetch` against the simulated GitHub, in virtual time: a primary
  * refusal pauses the resource the response names (`x-ratelimit-resource`) — every caller of it
- * waits until GitHub's time — and no other resource.
+ * waits until GitHub's time — and no other resource; a secondary refusal (the account's limit)
+ * pauses every resource.
  */
 import { describe, expect, test } from "vitest";
 import { createThrottledFetch, type ThrottleEvent } from "../../src/index.ts";
@@ -31,7 +32,7 @@ function setup(server: GitHubSimulatorOptions, profile: GitHubProfileOptions = {
   };
   const throttles: ThrottleEvent[] = [];
   const gh = createThrottledFetch({
-    ...github({ clock, ...profile }), fetch: recording, wallClock: () => EPOCH + clock.now(), onThrottle: (e) => throttles.push(e),
+    ...github({ clock, wallClock: () => EPOCH + clock.now(), ...profile }), fetch: recording, onThrottle: (e) => throttles.push(e),
   });
   const finished: { path: string; calledAt: number; at: number; status: number }[] = [];
   const call = async (path: string) => {
@@ -56,7 +57,7 @@ async function traffic(clock: ManualClock, call: (path: string) => Promise<void>
   return calls;
 }
 
-describe("github(): a refusal pauses only the resource it names", () => {
+describe("github(): a primary refusal pauses only the resource it names, a secondary one every resource", () => {
   for (const primaryStatus of [403, 429] as const) {
     test(`search exhausted (primary, ${primaryStatus}): core keeps flowing; every search caller waits until the reset + 1 s`, async () => {
       // The server allows 5 searches a minute, the profile assumes 30: the 6th is refused.
@@ -84,7 +85,7 @@ describe("github(): a refusal pauses only the resource it names", () => {
     });
   }
 
-  test("a secondary refusal on search (retry-after 30 s): core keeps flowing; search callers all wait 30 s", async () => {
+  test("a secondary refusal on search (retry-after 30 s): every resource waits 30 s; the refused searches retry together", async () => {
     const { clock, sent, call, finished, throttles } = setup({
       secondaryLimit: ({ resource, now }) => (resource === "search" && now < 1_000 ? 30_000 : undefined),
     });
@@ -95,18 +96,22 @@ describe("github(): a refusal pauses only the resource it names", () => {
 
     const refused = sent.filter((s) => s.status === 403);
     expect(refused.map((s) => [s.resource, s.at])).toEqual([["search", 0], ["search", 0], ["search", 0], ["search", 0]]);
-    // The refusals arrive at 20 ms and pause search until 30.02 s; the retries go then, together.
+    // The refusals arrive at 20 ms and pause every resource until 30.02 s; the retries go then, together.
     const retried = sent.filter((s) => s.resource === "search" && s.status === 200).map((s) => s.at);
     expect(retried).toEqual([30_020, 30_020, 30_020, 30_020]);
+    // A secondary limit is the account's: core sent nothing into it (only its call at 0, sent with the searches).
+    const coreSent = sent.filter((s) => s.resource === "core").map((s) => s.at);
+    expect(coreSent.filter((at) => at > 0 && at < 30_020)).toEqual([]);
+    expect(coreSent.filter((at) => at === 30_020)).toHaveLength(30); // the callers of 1 s … 30 s, in their order
     const coreDone = finished.filter((f) => f.path.startsWith("/repos/"));
     expect(coreDone).toHaveLength(41);
-    expect(coreDone.every((f) => f.status === 200 && f.at - f.calledAt === 20)).toBe(true);
+    expect(coreDone.every((f) => f.status === 200)).toBe(true);
     // Four refusals, in flight together: one pause (each a server-timed retry), not four doublings.
     expect(throttles.every((t) => t.reason === "throttled" && t.key === "search")).toBe(true);
     expect(Math.max(...throttles.map((t) => t.delay))).toBe(30_000);
   });
 
-  test("a refusal whose wait is past maxRetryAfter is returned at once; its resource stays paused, the others go on", async () => {
+  test("a secondary refusal whose wait is past maxRetryAfter is returned at once; every resource stays paused for it", async () => {
     const { clock, sent, call, finished } = setup(
       { secondaryLimit: ({ resource, now }) => (resource === "search" && now < 1_000 ? 120_000 : undefined) },
       { maxRetryAfter: 60_000 },
@@ -118,7 +123,8 @@ describe("github(): a refusal pauses only the resource it names", () => {
     await clock.runAll();
     await Promise.all([first, second, core]);
     expect(finished.find((f) => f.path.endsWith("q=a"))!.status).toBe(403);
-    expect(finished.find((f) => f.path === "/repos/o/r")!.at).toBe(5_020);
+    expect(finished.find((f) => f.path.endsWith("q=a"))!.at).toBe(20);
+    expect(finished.find((f) => f.path === "/repos/o/r")!.at).toBe(120_040);
     expect(sent.filter((s) => s.resource === "search").map((s) => s.at)).toEqual([0, 120_020]);
   });
 });

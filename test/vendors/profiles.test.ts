@@ -247,7 +247,7 @@ describe("github()", () => {
     expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
   });
 
-  test("a secondary refusal pauses the resource it names for retry-after, else 60 s, doubling while its refusals repeat", async () => {
+  test("a secondary refusal pauses every resource for retry-after, else 60 s, doubling until a quiet spell as long as the last wait", async () => {
     const clock = new ManualClock();
     const profile = github({ clock });
     const body = '{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}';
@@ -257,30 +257,42 @@ describe("github()", () => {
     expect(await profile.retry.shouldRetry!({ request, response: first, attempt: 1 })).toEqual({ retryAfter: 60_000 });
     profile.onResponse(event(first, "core", request));
     const again = secondary(); // in flight with the first: the same episode, no doubling
-    await profile.retry.shouldRetry!({ request, response: again, attempt: 1 });
+    expect(await profile.retry.shouldRetry!({ request, response: again, attempt: 1 })).toEqual({ retryAfter: 60_000 });
     profile.onResponse(event(again, "core", request));
-    expect(await grantsNow(profile, "search", { requests: 1, concurrent: 1 })).toBe(true); // other resources go on
-    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(false);
+    // The account's limit, not core's: every resource waits.
+    for (const resource of ["core", "search", "graphql", "code_search"]) {
+      expect(await grantsNow(profile, resource, { requests: 1, concurrent: 1 })).toBe(false);
+    }
     await clock.advance(59_999);
-    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(false);
+    expect(await grantsNow(profile, "search", { requests: 1, concurrent: 1 })).toBe(false);
     await clock.advance(1);
     expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
+    // A success during the episode ends nothing (a read can pass while writes are refused).
+    profile.onResponse(event(new Response("{}", { headers: { "x-ratelimit-remaining": "10" } }), "core"));
     const later = secondary(); // sent after the pause: refused again, so 120 s
     expect(await profile.retry.shouldRetry!({ request, response: later, attempt: 2 })).toEqual({ retryAfter: 120_000 });
     profile.onResponse(event(later, "core", request));
     await clock.advance(119_999);
-    expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(false);
-    expect(await grantsNow(profile, "graphql", { requests: 1, concurrent: 1 })).toBe(true);
+    expect(await grantsNow(profile, "graphql", { requests: 1, concurrent: 1 })).toBe(false);
     await clock.advance(1);
     expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
-    // A refusal naming search doubles nothing of core's: search's own first refusal waits 60 s.
+    // Refused again before a quiet spell of 120 s: 240 s, whichever resource the response names.
+    await clock.advance(119_999);
     const onSearch = new Response(body, { status: 403, headers: { "x-ratelimit-remaining": "20", "x-ratelimit-resource": "search" } });
-    expect(await profile.retry.shouldRetry!({ request: new Request(`${api}/search/issues?q=x`), response: onSearch, attempt: 1 }))
-      .toEqual({ retryAfter: 60_000 });
+    const searchRequest = new Request(`${api}/search/issues?q=x`);
+    expect(await profile.retry.shouldRetry!({ request: searchRequest, response: onSearch, attempt: 1 })).toEqual({ retryAfter: 240_000 });
+    profile.onResponse(event(onSearch, "search", searchRequest));
+    // After a quiet spell as long as the last wait (240 s past the 240 s pause), it starts over at 60 s.
+    await clock.advance(480_000);
+    const fresh = secondary();
+    expect(await profile.retry.shouldRetry!({ request, response: fresh, attempt: 1 })).toEqual({ retryAfter: 60_000 });
+    profile.onResponse(event(fresh, "core", request));
+    // retry-after, when given, is the wait.
+    await clock.advance(60_000 * 3);
     const withRetryAfter = new Response(body, { status: 429, headers: { "retry-after": "7" } });
-    profile.onResponse(event(new Response("{}", { headers: { "x-ratelimit-remaining": "10" } }), "core")); // a success resets
-    await profile.retry.shouldRetry!({ request, response: withRetryAfter, attempt: 1 });
+    expect(await profile.retry.shouldRetry!({ request, response: withRetryAfter, attempt: 1 })).toEqual({ retryAfter: 7_000 });
     profile.onResponse(event(withRetryAfter, "core", request));
+    expect(await grantsNow(profile, "search", { requests: 1, concurrent: 1 })).toBe(false);
     await clock.advance(7_000);
     expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
   });
