@@ -226,12 +226,19 @@ export class Reservation {
 
 /**
  * Validates a record of per-dimension amounts: known names, non-negative integers, each at most
- * `max[d]` when given. Returns the amount per dimension index (undefined where left out).
+ * `max[d]` when given. Returns the amount per dimension index (undefined where left out). Shared
+ * with sluice/redis's named dimensions, so both say the same to a caller.
+ *
+ * @example
+ * ```ts
+ * perDimension("permits", { tokens: 900 }, { names: ["requests", "tokens"] }, [10, 1000]); // [undefined, 900]
+ * ```
+ * @internal
  */
-function perDimension(
+export function perDimension(
   name: string,
   record: Readonly<Record<string, unknown>>,
-  dims: Dimensions,
+  dims: { readonly names: readonly string[] },
   max: readonly number[] | null,
 ): Array<number | undefined> {
   const out: Array<number | undefined> = dims.names.map(() => undefined);

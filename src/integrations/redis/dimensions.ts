@@ -6,6 +6,7 @@
  * @module
  */
 import { describeValue, nonNegativeInteger } from "../../validate.ts";
+import { perDimension } from "../../limiters/reservation.ts";
 import type { PolicySpec } from "./calls.ts";
 
 /** A named combination's dimensions: their names, per policy the index of its dimension, per dimension its most permits. @internal */
@@ -46,31 +47,6 @@ export function dimensionsOf(
   const of = specs.map((s) => owner.get(`${s.kind}:${s.key}`)!);
   const max = names.map((_, d) => Math.min(...specs.filter((_, i) => of[i] === d).map((s) => (s.kind === "w" ? s.limit : Infinity))));
   return { names, of, max };
-}
-
-/**
- * Validates a record of per-dimension amounts (known names, non-negative integers, each at most
- * `max[d]` when given) and returns the amount per dimension index (undefined where left out).
- */
-function perDimension(
-  name: string,
-  record: Readonly<Record<string, unknown>>,
-  dims: RedisDimensions,
-  max: readonly number[] | null,
-): Array<number | undefined> {
-  const out: Array<number | undefined> = dims.names.map(() => undefined);
-  for (const key of Object.keys(record)) {
-    const d = dims.names.indexOf(key);
-    if (d < 0) {
-      throw new TypeError(`\`${name}.${key}\` is not a dimension of this limiter (${dims.names.join(", ")})`);
-    }
-    const value = nonNegativeInteger(`${name}.${key}`, record[key]);
-    if (max !== null && value > max[d]!) {
-      throw new RangeError(`\`${name}.${key}\` must be at most ${max[d]} for this limiter (it can never grant more), got ${value}`);
-    }
-    out[d] = value;
-  }
-  return out;
 }
 
 /** The per-policy amounts of a reservation asked per dimension (a dimension left out asks 0). @internal */
