@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeValue, nonNegativeInteger } from "../../validate.ts";
+import { describeValue } from "../../validate.ts";
 import { perDimension } from "../../limiters/reservation.ts";
 import type { PolicySpec } from "./calls.ts";
 
