@@ -223,6 +223,32 @@ describeRedis("red team: named Redis dimensions", () => {
     }
   }, 30_000);
 
+  test("DEFECT: local failure policy: a reservation the fleet can grant (900 of 1000 tokens) fails with a RangeError 'it can never grant more' during an outage", async () => {
+    const own = await startRedis();
+    const client = new Redis(own.port, "127.0.0.1", { maxRetriesPerRequest: 0, retryStrategy: () => 50 });
+    client.on("error", () => {});
+    try {
+      if (client.status !== "ready") await new Promise((resolve) => client.once("ready", resolve));
+      const store = new RedisStore({ client: fromIoredis(client), name: `rn-${family++}`, timeout: 300, failure: { local: 0.5 }, onError: () => {} });
+      const llm = combineRedis({
+        requests: new RedisWindowLimiter({ store, key: "rpm", limit: 10, interval: 60_000 }),
+        tokens: new RedisWindowLimiter({ store, key: "tpm", limit: 1000, interval: 60_000 }),
+      });
+      (await llm.reserve({ requests: 1, tokens: 900 })).release(); // valid while Redis is up
+      await own.kill();
+      // the same valid call during the outage: granted by the local share, or a RedisUnavailableError /
+      // MaxWaitExceededError — never a RangeError claiming the limiter "can never grant" it
+      const outcome = await llm.reserve({ requests: 1, tokens: 900 }, { maxWait: 1000 }).then(
+        (r) => (r.release(), "granted"),
+        (e: Error) => `${e.name}: ${e.message}`,
+      );
+      expect(outcome).toMatch(/^(granted|RedisUnavailableError|MaxWaitExceededError)/);
+    } finally {
+      client.disconnect();
+      await own.stop();
+    }
+  }, 30_000);
+
   test("closed failure policy: a kill mid-run rejects with RedisUnavailableError, then Redis back grants again", async () => {
     const own = await startRedis();
     const client = new Redis(own.port, "127.0.0.1", { maxRetriesPerRequest: 0, retryStrategy: () => 50 });
