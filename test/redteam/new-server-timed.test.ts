@@ -194,3 +194,51 @@ test("bad pauseDimensions: TypeError naming the option and the value", () => {
     expect(() => createThrottledFetch({ limit: 10, interval: 1000, retry: { pauseDimensions: bad as never } }), JSON.stringify(bad)).toThrow(/retry\.pauseDimensions/);
   }
 });
+
+test("{ retryAfter } keeps the hard retry limit: limit 1 → two attempts at the server, the last 403 returned", async () => {
+  reset();
+  answer = () => ({ status: 403, body: body403 });
+  const api = createThrottledFetch({
+    limiter: new WindowLimiter({ limit: 100, interval: 1000, clock }),
+    clock,
+    retry: { limit: 1, shouldRetry: () => ({ retryAfter: 1000 }) },
+  });
+  const r = await drive(api(`${origin}/l`));
+  expect(r.status).toBe(403);
+  expect(arrivals.map((a) => a.at)).toEqual([0, expect.any(Number)]);
+  expect(arrivals[1]!.at).toBeGreaterThanOrEqual(1000);
+});
+
+test("{ retryAfter } at exactly maxRetryAfter is retried; 1 ms past it is not", async () => {
+  for (const [wait, attempts] of [[60_000, 2], [60_001, 1]] as const) {
+    reset();
+    answer = (_, seen) => (seen === 0 ? { status: 403 } : { status: 200 });
+    const api = createThrottledFetch({
+      limiter: new WindowLimiter({ limit: 100, interval: 1000, clock }),
+      clock,
+      retry: { maxRetryAfter: 60_000, shouldRetry: ({ response }) => (response?.status === 403 ? { retryAfter: wait } : undefined) },
+    });
+    const r = await drive(api(`${origin}/m`));
+    expect(arrivals, String(wait)).toHaveLength(attempts);
+    expect(r.status).toBe(attempts === 2 ? 200 : 403);
+  }
+});
+
+test("{ retryAfter } on a POST with a replayable body is retried once, the body resent intact", async () => {
+  reset();
+  const bodies: string[] = [];
+  answer = (_, seen) => (seen === 0 ? { status: 403 } : { status: 201 });
+  const api = createThrottledFetch({
+    limiter: new WindowLimiter({ limit: 100, interval: 1000, clock }),
+    clock,
+    fetch: async (input, init) => {
+      const request = new Request(input, init);
+      bodies.push(await request.clone().text());
+      return fetch(request);
+    },
+    retry: { shouldRetry: ({ response }) => (response?.status === 403 ? { retryAfter: 500 } : undefined) },
+  });
+  const r = await drive(api(`${origin}/p`, { method: "POST", body: "payload-1" }));
+  expect(r.status).toBe(201);
+  expect(bodies).toEqual(["payload-1", "payload-1"]);
+});
