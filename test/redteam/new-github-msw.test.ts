@@ -12,7 +12,7 @@ import { githubHandler } from "../../src/testing-msw.ts";
 import { github } from "../../src/vendors.ts";
 
 const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
+beforeAll(() => server.listen());
 afterAll(() => server.close());
 
 async function drive<T>(promise: Promise<T>, clock: ManualClock): Promise<T> {

@@ -69,7 +69,7 @@ test("{ retryAfter } pauses the limiter: no other caller reaches the server befo
     clock,
     wallClock: () => 1_700_000_000_000 + clock.now(),
     retry: {
-      budget: new RetryBudget({ ratio: 0, reserve: 0, clock }),
+      budget: new RetryBudget({ ratio: 0, reserve: 0 }),
       shouldRetry: ({ response }) => (response?.status === 403 ? { retryAfter: 30_000 } : undefined),
     },
     onThrottle: (e) => {
@@ -95,7 +95,7 @@ test("control: with the same empty budget, a plain `true` verdict on a 500 is NO
   const api = createThrottledFetch({
     limiter: new WindowLimiter({ limit: 100, interval: 1000, clock }),
     clock,
-    retry: { budget: new RetryBudget({ ratio: 0, reserve: 0, clock }), shouldRetry: () => true },
+    retry: { budget: new RetryBudget({ ratio: 0, reserve: 0 }), shouldRetry: () => true },
   });
   const r = await drive(api(`${origin}/c`));
   expect(r.status).toBe(500);
