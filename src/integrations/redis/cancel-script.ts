@@ -1,9 +1,9 @@
 /**
- * The Lua of the cancel-and-settle script (design note in `scripts.ts`).
+ * The Lua body of the cancel-and-settle script (design note in `scripts.ts`, which prepends the
+ * prelude the limiter's policy kinds need).
  *
  * @module
  */
-import { PRELUDE } from "./lua.ts";
 
 /**
  * cancel and settle: give reservations back, or settle granted ones with their actual cost, in order,
@@ -26,7 +26,7 @@ import { PRELUDE } from "./lua.ts";
  * Reply: 3 integers per operation: code (1 refunded / settled, 0 nothing to do), n (summed over the
  * dimensions), grant µs.
  */
-export const CANCEL: string = `${PRELUDE}
+export const CANCEL: string = `
 local now = now_us()
 local list, k = policies()
 local count = tonumber(ARGV[2])

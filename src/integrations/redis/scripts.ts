@@ -46,6 +46,7 @@
 
 import { CANCEL } from "./cancel-script.ts";
 import { PRELUDE } from "./lua.ts";
+import { specialisePrelude } from "./prune.ts";
 import { Script } from "./script.ts";
 
 /** Reply codes of the scripts (first element of the reply array). */
@@ -83,7 +84,7 @@ export const CODE = Object.freeze({
  * every policy, or per policy `a;b;…;` for named dimensions — a policy asked 0 takes no part), maxWait µs
  * ('inf' = none), '1' for a reservation that settles (else ''). Reply: 3 integers per request, code, delay µs, grant µs.
  */
-const RESERVE = `${PRELUDE}
+const RESERVE = `
 local now = now_us()
 local list, k = policies()
 local rk = KEYS[k + 1]
@@ -230,7 +231,7 @@ return out
 
 
 /** pause: nothing is granted on any key of the combination before `now + ARGV[3]` µs. */
-const PAUSE = `${PRELUDE}
+const PAUSE = `
 local now = now_us()
 local untilt = now + tonumber(ARGV[3])
 for _, P in ipairs((policies())) do
@@ -249,7 +250,7 @@ return {1, fint(untilt - now), fint(untilt)}
 
 /** The three operations. */
 export const SCRIPTS: { readonly reserve: Script; readonly cancel: Script; readonly pause: Script } = Object.freeze({
-  reserve: new Script("reserve", RESERVE),
-  cancel: new Script("cancel", CANCEL),
-  pause: new Script("pause", PAUSE),
+  reserve: new Script("reserve", specialisePrelude(PRELUDE, RESERVE) + RESERVE),
+  cancel: new Script("cancel", specialisePrelude(PRELUDE, CANCEL) + CANCEL),
+  pause: new Script("pause", specialisePrelude(PRELUDE, PAUSE) + PAUSE),
 });
