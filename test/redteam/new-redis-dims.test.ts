@@ -127,6 +127,19 @@ describeRedis("red team: named Redis dimensions", () => {
     t.release();
   });
 
+  test("pause on a named combination holds the whole fleet (another process's combination on the same keys waits)", async () => {
+    const { clock, store, llm } = virtual();
+    const second = new RedisStore({ client: fromIoredis(redis), name: store.name, clock, now: () => T0 + Math.round(clock.now() * 1000), timeout: 60_000 });
+    const other = combineRedis({
+      requests: new RedisWindowLimiter({ store: second, key: "rpm", limit: 5, interval: 60_000 }),
+      tokens: new RedisWindowLimiter({ store: second, key: "tpm", limit: 1000, interval: 60_000 }),
+    });
+    await llm.pauseOnce(10_000);
+    await expect(other.reserve({ requests: 1, tokens: 1 }, { maxWait: 9_999 })).rejects.toBeInstanceOf(MaxWaitExceededError);
+    expect(await other.tryAcquireAsync(1)).toBeGreaterThanOrEqual(9_999);
+    void clock;
+  });
+
   test("bad inputs: TypeError/RangeError naming the option and the value; nothing taken", async () => {
     const { llm } = virtual();
     const cases: [() => unknown, RegExp][] = [
