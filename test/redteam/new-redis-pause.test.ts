@@ -109,9 +109,9 @@ describeRedis("red team: pauseDimensions on a Redis named combination", () => {
     expect(during(await run(limiter, ["requests"]))).toEqual([]);
   });
 
-  test("DEFECT: the first pause after Redis lost its script cache (fresh server, restart, SCRIPT FLUSH): a retry granted inside the pause", async () => {
+  test("the first pause after Redis lost its script cache (fresh server, restart, SCRIPT FLUSH) holds every caller until it ends", async () => {
     await redis.script("FLUSH");
-    // arrivals [0 (429), 4000, 10000, …]: the retry's reserve overtook the pause's NOSCRIPT resend
+    // regression: arrivals were [0 (429), 4000, 10000, …] — the retry's reserve overtook the pause's NOSCRIPT resend
     expect(during(await run(redisCombo(), undefined))).toEqual([]);
   });
 
@@ -120,7 +120,8 @@ describeRedis("red team: pauseDimensions on a Redis named combination", () => {
     expect(during(await run(redisCombo(), undefined))).toEqual([]);
   });
 
-  test("DEFECT: pauseDimensions ['requests'] on combineRedis({ requests, tokens }): callers already queued reach the server during the pause", async () => {
+  test("pauseDimensions ['requests'] on combineRedis({ requests, tokens }) holds the callers already queued until the pause ends", async () => {
+    // regression: arrivals were [0 (429), 1000, 2000, 3000] — only the members paused, not the combination's queue
     expect(during(await run(redisCombo(), ["requests"]))).toEqual([]);
   });
 });
