@@ -236,7 +236,7 @@ describeRedis("red team: named Redis dimensions", () => {
     }
   }, 30_000);
 
-  test("DEFECT: local failure policy: a reservation the fleet can grant (900 of 1000 tokens) fails with a RangeError 'it can never grant more' during an outage", async () => {
+  test("local failure policy: a reservation the fleet can grant but the local share cannot (900 of 1000 tokens, share 0.5) gets a RedisUnavailableError during an outage, never a RangeError", async () => {
     const own = await startRedis();
     const client = new Redis(own.port, "127.0.0.1", { maxRetriesPerRequest: 0, retryStrategy: () => 50 });
     client.on("error", () => {});
