@@ -150,6 +150,11 @@ interface Pausable {
   pause(ms: number, reason?: string): void;
   readonly dimensionNames?: readonly string[] | null;
   readonly members?: readonly Pausable[];
+  /**
+   * A combination that pauses some of its dimensions itself (a Redis combination, whose own queue
+   * must hold its waiters too): used instead of pausing the members one by one.
+   */
+  pauseDimensions?(ms: number, dimensions: readonly string[]): void;
 }
 
 /**
@@ -166,6 +171,10 @@ interface Pausable {
  */
 export function pauseLimiter(limiter: Pausable, ms: number, dimensions: readonly string[] | undefined): void {
   const names = dimensions === undefined ? null : limiter.dimensionNames ?? null;
+  if (names !== null && typeof limiter.pauseDimensions === "function") {
+    limiter.pauseDimensions(ms, dimensions!);
+    return;
+  }
   let paused = false;
   if (names !== null && limiter.members !== undefined) {
     for (let i = 0; i < names.length; i++) {

@@ -7,7 +7,7 @@
 import { abortReason } from "../../limiters/gate.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import type { Permits } from "../../limiters/reservation.ts";
-import type { RedisUnavailableError } from "./errors.ts";
+import { RedisUnavailableError } from "./errors.ts";
 import type { FailurePolicy } from "./store.ts";
 import { RESOLVED } from "./waiter.ts";
 
@@ -38,13 +38,28 @@ export function acquireUnavailable(
     // Per dimension: a fallback that reserves (the local one of a named combination: a named in-process
     // combination) takes the same record and keeps it as reserved — the handle is settled in Redis or
     // not at all. Another fallback acquires the largest amount.
-    if (typeof asked !== "number" && limiter.reserve !== undefined) {
-      return limiter.reserve(asked, options).then((r) => void r.release());
-    }
-    return limiter.acquire(permits, options);
+    const granted = typeof asked !== "number" && limiter.reserve !== undefined
+      ? limiter.reserve(asked, options).then((r) => void r.release())
+      : limiter.acquire(permits, options);
+    return granted.catch((fallbackError: unknown) => Promise.reject(overShare(fallbackError, error)));
   } catch (fallbackError) {
-    return Promise.reject(fallbackError); // e.g. more permits than the local share can ever grant
+    return Promise.reject(overShare(fallbackError, error));
   }
+}
+
+/**
+ * The outcome of a request larger than the local share can ever grant (the fleet could — the
+ * limiter already checked the caller's input against its full limit): a `RedisUnavailableError`
+ * saying so, caused by the fallback's RangeError, rather than that RangeError, which would blame the
+ * caller's input. Other errors (abort, MaxWaitExceededError) pass as they are.
+ */
+function overShare(fallbackError: unknown, error: RedisUnavailableError): unknown {
+  if (!(fallbackError instanceof RangeError)) return fallbackError;
+  return new RedisUnavailableError(
+    error.operation,
+    "the request exceeds what the local share can grant during an outage (failure: { local })",
+    { cause: fallbackError },
+  );
 }
 
 /**
@@ -64,5 +79,9 @@ export function tryUnavailable(
 ): number {
   if (failure === "open") return 0;
   if (failure === "closed") throw error;
-  return fallback()!.tryAcquire(permits);
+  try {
+    return fallback()!.tryAcquire(permits);
+  } catch (fallbackError) {
+    throw overShare(fallbackError, error);
+  }
 }

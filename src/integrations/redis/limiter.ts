@@ -254,7 +254,15 @@ export abstract class RedisLimiter implements Limiter {
   pause(ms: number): void {
     nonNegativeFinite("ms", ms);
     if (ms === 0) return;
-    this.#queue.pause(ms);
+    void this.#queue.pause(ms);
+  }
+
+  /**
+   * @internal Pauses this limiter for `ms` (validated, > 0) and resolves once Redis answered:
+   * `sent` when the pause is already on its way (a combination's members paused), else sent here.
+   */
+  pauseAnswered(ms: number, sent?: Promise<unknown>): Promise<unknown> {
+    return this.#queue.pause(ms, sent);
   }
 
   /** @internal one reserve script call, bypassing the local queue (tests, benchmarks). */

@@ -224,6 +224,33 @@ export class RedisCombinedLimiter extends RedisLimiter {
     this.members = members;
   }
 
+  /**
+   * Pauses only the members named in `dimensions` for `ms`, across the fleet (the others keep
+   * granting to whoever else uses them), and holds this combination's own queue exactly as a whole
+   * pause does: its waiters granted before the pause ends give their slots back and re-reserve, in
+   * order, once Redis has the pause. Names the combination lacks are skipped; with none of them,
+   * the whole combination pauses, so a pause is never lost. The throttled fetch calls this for
+   * `retry.pauseDimensions`.
+   *
+   * @example
+   * ```ts
+   * llm.pauseDimensions(10_000, ["requests"]); // llm = combineRedis({ requests, tokens }): tokens keep flowing elsewhere
+   * ```
+   */
+  pauseDimensions(ms: number, dimensions: readonly string[]): void {
+    nonNegativeFinite("ms", ms);
+    if (ms === 0) return;
+    const names = this.dimensionNames ?? [];
+    const picked = this.members.filter((_, i) => dimensions.includes(names[i]!));
+    if (picked.length === 0) {
+      this.pause(ms);
+      return;
+    }
+    // Each member's pause goes out on the member's keys (and holds the member's own queue); this
+    // queue waits for their answers before its waiters re-reserve.
+    this.pauseAnswered(ms, Promise.allSettled(picked.map((member) => member.pauseAnswered(ms))));
+  }
+
   /** The in-process limiter used under the `{ local: share }` failure policy: `share` of the rate. */
   protected buildFallback(share: number): GatedLimiter {
     // Members' local limiters are shared, so an overall limit stays one budget across channels offline

@@ -62,9 +62,18 @@ export class RedisQueue {
   readonly dimensions: RedisDimensions | null;
   /** Waiters whose reserve is queued or out. */
   reserving = 0;
-  /** Local pause: waiters whose reserve was sent before `pausedSince` and granted before `pausedUntil` re-reserve. */
-  pausedSince = -Infinity;
+  /**
+   * Local pause: a reserve granted before `pausedUntil` re-reserves when it may have been decided
+   * before the pause reached Redis — requested while a pause was unanswered (a NOSCRIPT resend puts
+   * the pause behind reserves sent after it), or before the latest pause was answered.
+   */
   pausedUntil = -Infinity;
+  /** Sequence of reserves and pauses in call order (a ms timestamp ties within one millisecond). */
+  #seq = 0;
+  /** Pauses sent and not answered yet. */
+  #pausesInFlight = 0;
+  /** `#seq` when the latest pause was answered: reserves requested up to then may precede it in Redis. */
+  #answeredSeq = 0;
   /** Settles when the latest pause (and the cancels it caused) has been answered. */
   pauseSettled: Promise<unknown> = RESOLVED;
   /** Latest local time at which something is known to be granted (for the tryAcquire hint). */
@@ -142,25 +151,37 @@ export class RedisQueue {
   reserve(waiter: Waiter, maxWait: number = waiter.maxWait): void {
     waiter.id = QUEUED; // the batcher names it when its call goes out
     waiter.state = "reserving";
-    waiter.sentAt = this.clock.now();
+    waiter.sentSeq = ++this.#seq;
     this.reserving++;
     this.batch.enqueue(waiter, maxWait);
   }
 
-  /** See `RedisLimiter.pause`. */
-  pause(ms: number): void {
+  /**
+   * See `RedisLimiter.pause`. `sent`: the pause is already on its way to Redis (a named
+   * combination pausing some dimensions pauses their members, `RedisCombinedLimiter.pauseDimensions`);
+   * else this queue sends one on its own keys. Resolves once the pause is answered (or failed).
+   */
+  pause(ms: number, sent?: Promise<unknown>): Promise<unknown> {
     const now = this.clock.now();
-    this.pausedSince = now;
     if (now + ms > this.pausedUntil) this.pausedUntil = now + ms;
     this.hint(ms);
-    let args: string[];
-    try {
-      args = this.calls.pauseArgs(ms);
-    } catch (error) {
-      this.store.report("pause", new RedisCommandError("pause", (error as Error).message, { cause: error }));
-      return;
+    let paused: Promise<unknown>;
+    if (sent !== undefined) paused = sent;
+    else {
+      let args: string[];
+      try {
+        args = this.calls.pauseArgs(ms);
+      } catch (error) {
+        this.store.report("pause", new RedisCommandError("pause", (error as Error).message, { cause: error }));
+        return RESOLVED;
+      }
+      paused = this.store.call("pause", this.calls.pauseKeys(), args).catch((error) => this.store.report("pause", error));
     }
-    const paused = this.store.call("pause", this.calls.pauseKeys(), args).catch((error) => this.store.report("pause", error));
+    this.#pausesInFlight++;
+    paused = paused.then(
+      () => this.#answered(),
+      () => this.#answered(),
+    );
     // Waiters due before the pause ends give their slots back (newest first, so the freed suffix is
     // reclaimed whole) and queue again behind the pause, in order. The new reserves wait for the pause
     // and the cancels to be answered: a NOSCRIPT resend must not let them overtake.
@@ -172,8 +193,14 @@ export class RedisQueue {
       this.grants.remove(waiter);
       cancels.push(this.cancel(waiter.id));
     }
-    this.pauseSettled = Promise.allSettled(cancels);
+    this.pauseSettled = Promise.allSettled([this.pauseSettled, ...cancels]);
     this.#requeue(due, this.pauseSettled);
+    return paused;
+  }
+
+  #answered(): void {
+    this.#pausesInFlight--;
+    this.#answeredSeq = this.#seq;
   }
 
   /** Sends new reserves for `waiters`, in order, once `after` settles; they count as in flight meanwhile. */
@@ -224,8 +251,10 @@ export class RedisQueue {
       case CODE.replay: {
         const grantAt = now + reply.delay / 1000;
         this.hint(grantAt - now);
-        if (grantAt < this.pausedUntil && waiter.sentAt < this.pausedSince) {
-          // Decided before the pause reached the server: give it back and queue again behind the pause.
+        if (grantAt < this.pausedUntil && (this.#pausesInFlight > 0 || waiter.sentSeq <= this.#answeredSeq)) {
+          // Granted inside the pause, so decided before the pause reached Redis (a reserve requested
+          // while a pause was unanswered can overtake its NOSCRIPT resend): give it back and queue
+          // again behind the pause.
           this.#requeue([waiter], Promise.allSettled([this.pauseSettled, this.cancel(id)]));
           return;
         }

@@ -21,8 +21,11 @@ export class Waiter implements HeapItem, Reservation {
   readonly signal: AbortSignal | undefined;
   state: State = "reserving";
   id = "";
-  /** Local time the current reserve was requested. */
-  sentAt = 0;
+  /**
+   * The queue's sequence number when the current reserve was requested: ordered against pauses
+   * exactly, where two times in one millisecond would tie.
+   */
+  sentSeq = 0;
   /** True once the current reserve's call went out (only then may it execute and need a cancel). */
   sent = false;
   grantAt = 0;
