@@ -52,7 +52,7 @@ export const ENTRIES: readonly EntryPoint[] = [
   // merge: the limiters grew); a user imports most of that from the main entry anyway.
   { subpath: "./vendors", source: "src/vendors.ts", runtime: "web", sizeBudget: 22 * 1024 },
   // The Redis store and its adapters, with the limiters they back: 24.2 KiB (2026-11-23).
-  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 26.5 * 1024 },
+  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 27.5 * 1024 },
   // Web: the OpenTelemetry API runs in browsers, Deno and Bun too, and this entry imports nothing
   // (the Meter is typed structurally), so its code is held to the web-standard check. 2.9 KiB with
   // what it imports (argument checks); most of it is the metric names and descriptions.
