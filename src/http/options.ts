@@ -265,7 +265,8 @@ export interface ThrottledFetchOptions {
    * "Adaptive rate"). `true` for the defaults, the knobs (`ADAPTIVE_DEFAULTS`: `initialRate`,
    * `minRate`, `decrease`, `probeInterval`, `limitWindow`, `maxRate`, and `onChange`), or an
    * {@link AdaptiveRates} to share and read. Without `limit`/`limiter` the fetch discovers the rate;
-   * with them the limit is a ceiling never exceeded and the starting rate.
+   * with them the limit is a ceiling never exceeded and the starting rate, and its window's burst is
+   * spread evenly (limit/interval apart) until the server accepts a second's worth at it.
    * @default false
    */
   adaptive?: boolean | AdaptiveRatesOptions | AdaptiveRates;

@@ -78,7 +78,8 @@ export interface ThrottleOptions {
    * Learn the server's rate per `key(request)`, as the throttled fetch's `adaptive` does: `true`,
    * the knobs (`ADAPTIVE_DEFAULTS`, and `onChange`), or an {@link AdaptiveRates} shared with a
    * throttled fetch. Alone, the rate is discovered; with `limit`/`limiter`, that limit is the
-   * ceiling and the starting rate. Each dispatch (each attempt of undici's retry interceptor
+   * ceiling and the starting rate, its window's burst spread evenly until the server accepts a
+   * second's worth at it. Each dispatch (each attempt of undici's retry interceptor
    * composed outside) waits for the learned rate. @default false
    */
   adaptive?: boolean | AdaptiveRatesOptions | AdaptiveRates;
