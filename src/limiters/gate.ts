@@ -33,6 +33,14 @@ export { abortReason, RESOLVED, startTask, type Task, Waiter, WaitQueue };
 /** Never written to: see {@link Gate.reserved}. */
 const NO_RESERVATIONS: Reservations = new Map();
 
+/** The gate's record of its last scan (see `Gate`); `conflicted` is filled by `scanQueues`. */
+interface ScanState extends ScanReport {
+  /** True when a waiter holds policies (no reserved time) as of the last scan or enqueue. */
+  holding: boolean;
+  /** The time of the last scan; `NaN` once a take outside a scan may have changed a reservation. */
+  at: number;
+}
+
 /** The waiting mechanism of one domain. Limiters reach it through {@link Gate.root}. */
 export class Gate extends GateTimer {
   /**
@@ -54,14 +62,12 @@ export class Gate extends GateTimer {
   reserved: Reservations = NO_RESERVATIONS;
   /** Predictions' cache while the domain has one queue (see {@link TailCache}); dropped on any change. */
   #tail: TailCache | undefined = undefined;
-  /** True when a waiter holds policies (no reserved time) as of the last scan or enqueue. */
-  #holding = false;
-  /** True when `reserved` has a conflicted front's reservation (see "reservation refresh" in `scan.ts`). */
-  #conflicts = false;
-  /** The time of the last scan; `NaN` once a take outside a scan may have changed a reservation. */
-  #scannedAt = NaN;
-  /** Filled by each scan (one object per gate, not one per scan). */
-  readonly #report: ScanReport = { conflicted: false };
+  /**
+   * What the last scan left besides `reserved` — one object, filled by each scan, not four fields:
+   * every field a Gate adds beyond V8's in-object room for the class moves to a slower backing
+   * store, and three more fields here once doubled the cost of `tryAcquire` (bench section 1).
+   */
+  readonly #scanned: ScanState = { holding: false, conflicted: false, at: NaN };
 
   /** The gate that currently owns this domain (gates merge when limiters are combined). */
   root(): Gate {
@@ -75,8 +81,8 @@ export class Gate extends GateTimer {
     this.arm(Infinity, 0);
     this.reserved = NO_RESERVATIONS;
     this.#tail = undefined;
-    this.#holding = false;
-    this.#conflicts = false;
+    this.#scanned.holding = false;
+    this.#scanned.conflicted = false;
     rejectAll(this.active, error);
   }
 
@@ -118,8 +124,8 @@ export class Gate extends GateTimer {
     this.#tail = undefined;
     // The take delayed no reservation; a conflicted front's may change (see `refresh`). A waiter that
     // holds policies instead (no reserved time) may now be stopped by what this took: recompute.
-    if (this.#conflicts) this.#scannedAt = NaN;
-    if (this.active.size > 0 && this.#holding) this.scan(now);
+    if (this.#scanned.conflicted) this.#scanned.at = NaN;
+    if (this.active.size > 0 && this.#scanned.holding) this.scan(now);
     return true;
   }
 
@@ -130,7 +136,7 @@ export class Gate extends GateTimer {
    * reservations are the same at any instant until the next scan.
    */
   refresh(policies: readonly Policy[], now: number, amounts: readonly number[] | null = null): void {
-    if (!this.#conflicts || this.#scannedAt === now) return;
+    if (!this.#scanned.conflicted || this.#scanned.at === now) return;
     const reserved = this.reserved;
     for (let i = 0; i < policies.length; i++) {
       if (amountAt(amounts, i, 1) !== 0 && reserved.has(policies[i]!)) {
@@ -223,7 +229,7 @@ export class Gate extends GateTimer {
     // At the front and last in arrival order: hold what stops it, and arm if that changes sooner.
     // (What `scanQueues` does for a stopped head, done for this one alone, on fresh reservations.)
     const policies = queue.policies;
-    if (this.#conflicts && this.#scannedAt !== now) {
+    if (this.#scanned.conflicted && this.#scanned.at !== now) {
       this.scan(now);
       return promise;
     }
@@ -242,7 +248,7 @@ export class Gate extends GateTimer {
       }
     }
     if (held || due === Infinity) {
-      this.#holding = true;
+      this.#scanned.holding = true;
       for (let i = 0; i < policies.length; i++) {
         const policy = policies[i]!;
         const n = amountAt(amounts, i, permits);
@@ -257,8 +263,8 @@ export class Gate extends GateTimer {
       if (this.reserved === NO_RESERVATIONS) this.reserved = new Map();
       if (until !== -Infinity) {
         // Of this instant; the others were fresh here (else the rescan above), so all of them are now.
-        this.#conflicts = true;
-        this.#scannedAt = now;
+        this.#scanned.conflicted = true;
+        this.#scanned.at = now;
       }
       reserve(policies, permits, Math.max(due, until), this.reserved, amounts);
     }
@@ -334,8 +340,8 @@ export class Gate extends GateTimer {
     const epoch = newEpoch();
     this.epoch = epoch;
     this.reserved = NO_RESERVATIONS;
-    this.#conflicts = false;
-    this.#scannedAt = now;
+    this.#scanned.conflicted = false;
+    this.#scanned.at = now;
     if (this.active.size > 0) {
       this.reserved = new Map();
       wake = scanQueues([...this.active], now, epoch, (q) => {
@@ -348,13 +354,12 @@ export class Gate extends GateTimer {
         if (waiter.signal !== undefined) unwatch(waiter);
         waiter.granted(now);
         (granted ??= []).push(waiter);
-      }, this.reserved, this.#report);
-      this.#conflicts = this.#report.conflicted;
+      }, this.reserved, this.#scanned);
     }
-    this.#holding = false;
+    this.#scanned.holding = false;
     for (const queue of this.active) {
       if (this.isHeld(queue.policies)) {
-        this.#holding = true;
+        this.#scanned.holding = true;
         break;
       }
     }
