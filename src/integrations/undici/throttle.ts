@@ -36,7 +36,7 @@ import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { QueuedController } from "./controller.ts";
 import { AttemptHandler, type AttemptOwner } from "./handler.ts";
-import { headersView } from "./headers.ts";
+import { headersView, mayCarrySignals } from "./headers.ts";
 import { headerValues, scrubError, secretsOf } from "../../http/redact.ts";
 import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
 import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
@@ -219,11 +219,13 @@ class Dispatching implements AttemptOwner {
   }
 
   #schedule(options: Record<string | symbol, unknown>): Promise<void> {
-    this.#queuedAt = this.#clock().now();
     const limiter = this.#limiter;
+    const adaptive = this.#adaptive !== undefined;
+    if (adaptive) this.#queuedAt = this.#clock().now();
     if (limiter === undefined) return this.#send();
     try {
-      return limiter.schedule(() => this.#send(), options);
+      // Without a learned rate to pace by again after the limiter, the task sends at once.
+      return limiter.schedule(adaptive ? () => this.#send() : () => this.#sendNow(), options);
     } catch (error) {
       // A limiter that throws instead of rejecting (bad permits): the same as a refusal.
       return Promise.reject(error);
@@ -289,6 +291,9 @@ class Dispatching implements AttemptOwner {
   /** The response headers of `attempt`: fed to the learned rate, and read for the server's signals. */
   observe(statusCode: number, headers: unknown, attempt: number, inFlight: number): void {
     const config = this.#config;
+    // Most answers say nothing to read (no learned rate to feed, no 429, no rate or retry header):
+    // one pass over the names, no view built.
+    if (this.#tag === undefined && (!config.respectServer || (statusCode !== 429 && !mayCarrySignals(headers)))) return;
     const view = headersView(headers);
     let adaptivePause = 0;
     if (this.#tag !== undefined) {
