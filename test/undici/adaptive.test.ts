@@ -34,6 +34,26 @@ describe("throttle({ adaptive })", () => {
     expect(fake.sent).toHaveLength(2);
   });
 
+  test("aborting a request that waits for the learned rate fails it with the reason; it is never sent and the next one keeps its time", async () => {
+    const clock = new ManualClock();
+    const { fake, send } = setup({ adaptive: { clock } });
+    send();
+    const waiting = send();
+    const next = send();
+    await flush();
+    expect(fake.sent).toHaveLength(1); // told nothing: one a second
+    const reason = new Error("user cancelled");
+    waiting.controller!.abort(reason);
+    await flush();
+    expect(waiting.log).toEqual(["start", "error"]);
+    expect(waiting.error).toBe(reason);
+    await clock.advance(1000);
+    expect(fake.sent).toHaveLength(2); // the third request took the aborted one's turn, at 1 s
+    expect(next.log).toEqual(["start"]);
+    await clock.advance(5000);
+    expect(fake.sent).toHaveLength(2); // the aborted request was never sent
+  });
+
   test("a 429 with Retry-After cuts the key's rate once and pauses every caller of the key; they resume spaced", async () => {
     const clock = new ManualClock();
     const changes: KeyedRateChange[] = [];

@@ -11,6 +11,10 @@
  * Invariant: `aborted` never goes back to false, and the first reason wins — as with undici's own
  * controller.
  *
+ * It is also the signal of the request's wait in the limiter (`aborted`, `reason` and the "abort"
+ * event, which is all a limiter reads of a signal): an `AbortController` per request would cost a
+ * dispatch more than the limiter's whole decision (issue 14's overhead target).
+ *
  * @module
  */
 import type { DispatchController } from "./types.ts";
@@ -21,12 +25,8 @@ export class QueuedController implements DispatchController {
   #paused = false;
   #aborted = false;
   #reason: unknown = null;
-  /** Cancels the wait in the limiter's queue. */
-  readonly #cancel: (reason: unknown) => void;
-
-  constructor(cancel: (reason: unknown) => void) {
-    this.#cancel = cancel;
-  }
+  /** The limiter's "abort" listeners while the request waits (usually none: granted at once). */
+  #listeners: Array<() => void> | null = null;
 
   /** undici started the request (or started it again, e.g. after a redirect inside the interceptor). */
   attach(target: DispatchController): void {
@@ -47,7 +47,33 @@ export class QueuedController implements DispatchController {
     this.#aborted = true;
     this.#reason = reason ?? new DOMException("This operation was aborted", "AbortError");
     if (this.#target !== null) this.#target.abort(this.#reason);
-    else this.#cancel(this.#reason);
+    else this.#cancelWait();
+  }
+
+  /** The wait in the limiter's queue ends: its listeners run once, as an AbortSignal's would. */
+  #cancelWait(): void {
+    const listeners = this.#listeners;
+    this.#listeners = null;
+    if (listeners !== null) for (const listener of listeners) listener();
+  }
+
+  /** As on an AbortSignal, for the limiter waiting on this request (only "abort" is ever sent). */
+  addEventListener(type: string, listener: () => void): void {
+    if (type !== "abort" || this.#aborted) return;
+    (this.#listeners ??= []).push(listener);
+  }
+
+  /** As on an AbortSignal: throws the reason once aborted. */
+  throwIfAborted(): void {
+    if (this.aborted) throw this.reason;
+  }
+
+  /** As on an AbortSignal. */
+  removeEventListener(type: string, listener: () => void): void {
+    const listeners = this.#listeners;
+    if (type !== "abort" || listeners === null) return;
+    const i = listeners.indexOf(listener);
+    if (i >= 0) listeners.splice(i, 1);
   }
 
   pause(): void {

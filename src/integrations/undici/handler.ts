@@ -18,6 +18,7 @@
  * @module
  */
 import type { QueuedController } from "./controller.ts";
+import type { InFlight } from "../../http/in-flight.ts";
 import type { DispatchController, DispatchHandler } from "./types.ts";
 
 /**
@@ -29,13 +30,26 @@ export interface AttemptBody {
   end(): void;
 }
 
+/** The request an attempt belongs to (the interceptor's per-request state). @internal */
+export interface AttemptOwner {
+  /** Reads the response headers of `attempt` (`inFlight`: the key's other requests in flight). */
+  observe(statusCode: number, headers: unknown, attempt: number, inFlight: number): void;
+  /** The attempt ended without an answer the learned rate can read (error, upgrade) — or with one. */
+  abandon(): void;
+  /** Removes the request's secrets from an error. */
+  scrub(error: unknown): unknown;
+}
+
 /** Forwards one attempt's callbacks to the caller's handler. @internal */
 export class AttemptHandler implements DispatchHandler {
   readonly #caller: DispatchHandler;
   readonly #controller: QueuedController;
-  readonly #observe: (statusCode: number, headers: unknown) => void;
+  readonly #owner: AttemptOwner;
+  readonly #attempt: number;
+  /** The attempt's place in the in-flight count, ended at its headers (or error). */
+  #flight: InFlight | undefined;
+  /** Ends the attempt's limiter task; undefined when the body ends it (`maxConcurrent`). */
   #release: (() => void) | undefined;
-  readonly #scrub: (error: unknown) => unknown;
   #failed = false;
   /** With `maxConcurrent`: told of body data, and of the end of the response (once). */
   readonly #body: AttemptBody | undefined;
@@ -43,17 +57,19 @@ export class AttemptHandler implements DispatchHandler {
   constructor(
     caller: DispatchHandler,
     controller: QueuedController,
-    observe: (statusCode: number, headers: unknown) => void,
-    release: () => void,
-    scrub: (error: unknown) => unknown = (error) => error,
+    owner: AttemptOwner,
+    attempt: number,
+    flight: InFlight,
+    release: (() => void) | undefined,
     body?: AttemptBody,
   ) {
-    this.#body = body;
     this.#caller = caller;
     this.#controller = controller;
-    this.#observe = observe;
+    this.#owner = owner;
+    this.#attempt = attempt;
+    this.#flight = flight;
     this.#release = release;
-    this.#scrub = scrub;
+    this.#body = body;
   }
 
   /** True once an error was forwarded (so a dispatcher that also throws it is not reported twice). */
@@ -61,7 +77,13 @@ export class AttemptHandler implements DispatchHandler {
     return this.#failed;
   }
 
+  /** Once: the attempt leaves the in-flight count and the learned rate's, and its task ends. */
   #done(): void {
+    const flight = this.#flight;
+    if (flight === undefined) return;
+    this.#flight = undefined;
+    flight.end();
+    this.#owner.abandon();
     const release = this.#release;
     this.#release = undefined;
     release?.();
@@ -80,7 +102,8 @@ export class AttemptHandler implements DispatchHandler {
   onResponseStart(_controller: DispatchController, statusCode: number, headers: unknown, statusMessage?: string): void {
     if (statusCode >= 200) {
       try {
-        this.#observe(statusCode, headers);
+        const flight = this.#flight;
+        if (flight !== undefined) this.#owner.observe(statusCode, headers, this.#attempt, flight.others());
       } finally {
         this.#done();
       }
@@ -106,7 +129,7 @@ export class AttemptHandler implements DispatchHandler {
     this.#body?.end();
     this.#failed = true;
     // The next dispatcher's error may quote the URL or a header: the caller gets it scrubbed.
-    this.#caller.onResponseError?.(this.#controller, this.#scrub(error));
+    this.#caller.onResponseError?.(this.#controller, this.#owner.scrub(error));
   }
 
   onResponseStarted(): void {

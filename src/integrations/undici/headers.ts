@@ -61,3 +61,29 @@ export function headersView(headers: unknown): HeadersLike & { keys(): Iterable<
         : typeof headers === "object" && headers !== null ? Object.keys(headers) : [],
   };
 }
+
+/**
+ * False when undici's response headers certainly hold no Retry-After, retry-after-ms, RateLimit or
+ * X-RateLimit field (the names `readServerSignals` reads); true when they may. Reads the names in
+ * place, without the view's map.
+ *
+ * @example
+ * ```ts
+ * mayCarrySignals({ "content-type": "text/plain" }); // false
+ * mayCarrySignals(["RateLimit-Policy", "100;w=60"]); // true
+ * ```
+ */
+export function mayCarrySignals(headers: unknown): boolean {
+  if (Array.isArray(headers)) {
+    for (let i = 0; i < headers.length; i += 2) if (signalName(text(headers[i] as string | Uint8Array))) return true;
+    return false;
+  }
+  if (typeof headers !== "object" || headers === null) return false;
+  for (const name in headers) if (signalName(name)) return true;
+  return false;
+}
+
+function signalName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower.includes("rate") || lower.startsWith("retry-after");
+}

@@ -28,15 +28,15 @@
 import type { SendTag } from "../../adaptive/controller.ts";
 import type { AdaptiveLimiter } from "../../adaptive/limiter.ts";
 import { type Admission, admitAdaptive, mustPace, toldRate } from "../../adaptive/rates.ts";
-import { systemClock } from "../../clock.ts";
+import { type Clock, systemClock } from "../../clock.ts";
 import { startFlight } from "../../http/in-flight.ts";
 import { rateOf } from "../../http/slots.ts";
 import { Unstarted } from "../../limiters/settle.ts";
 import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { QueuedController } from "./controller.ts";
-import { AttemptHandler } from "./handler.ts";
-import { headersView } from "./headers.ts";
+import { AttemptHandler, type AttemptOwner } from "./handler.ts";
+import { headersView, mayCarrySignals } from "./headers.ts";
 import { headerValues, scrubError, secretsOf } from "../../http/redact.ts";
 import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
 import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
@@ -64,19 +64,24 @@ import type { AttemptBody } from "./handler.ts";
  */
 export function throttle(options: ThrottleOptions): UndiciInterceptor {
   const config = resolveThrottleOptions(options);
-  // Attempts per request: undici's retry interceptor dispatches the same handler object again.
-  const attempts = new WeakMap<object, number>();
-  // A request's place in the queue, kept by its later dispatches (retries, redirect hops).
-  const places = new WeakMap<object, number>();
+  // Per request (by handler object, which undici's retry interceptor dispatches again): its
+  // attempts so far and its place in the queue, kept by its later dispatches (retries, redirect hops).
+  const seen = new WeakMap<object, Seen>();
   const interceptor = (dispatch: Dispatch): Dispatch =>
     // Exactly two parameters: undici checks `dispatch.length === 2` when composing.
     function throttledDispatch(request: DispatchRequest, handler: DispatchHandler): boolean {
       checkHandler(handler);
-      enqueue(config, attempts, places, dispatch, request, handler);
+      new Dispatching(config, seen, dispatch, request, handler).enqueue();
       // The request is queued here, not in the dispatcher: there is no backpressure to report.
       return true;
     };
   return interceptor as unknown as UndiciInterceptor;
+}
+
+/** What the interceptor remembers of a request across its dispatches. */
+interface Seen {
+  attempts: number;
+  readonly place: number;
 }
 
 function checkHandler(handler: DispatchHandler): void {
@@ -94,74 +99,206 @@ function checkHandler(handler: DispatchHandler): void {
   );
 }
 
-function enqueue(
-  config: ResolvedThrottleOptions,
-  attempts: WeakMap<object, number>,
-  places: WeakMap<object, number>,
-  dispatch: Dispatch,
-  request: DispatchRequest,
-  handler: DispatchHandler,
-): void {
-  const queue = new AbortController();
-  const controller = new QueuedController((reason) => queue.abort(reason));
-  let sent = false;
-  // Errors reach the caller without the request's query, fragment or header values (computed on the first error).
-  let secrets: string[] | undefined;
-  const scrub = (error: unknown): unknown => {
+/**
+ * One dispatch handed to the interceptor, from its wait in the limiter to its response. A class
+ * rather than closures over locals: one object per request instead of a dozen (the interceptor's
+ * cost per request is mostly allocation, see `bench/undici-cpu.ts`).
+ */
+class Dispatching implements AttemptOwner {
+  readonly #config: ResolvedThrottleOptions;
+  readonly #seen: WeakMap<object, Seen>;
+  readonly #dispatch: Dispatch;
+  readonly #request: DispatchRequest;
+  readonly #handler: DispatchHandler;
+  /** Handed to the caller at once; also the signal of the wait in the limiter (see controller.ts). */
+  readonly #controller = new QueuedController();
+  #sent = false;
+  /** The request's query, fragment and header values, kept out of errors (computed on the first error). */
+  #secrets: string[] | undefined = undefined;
+  #key: string | undefined = undefined;
+  #limiter: Limiter | undefined = undefined;
+  /** The key's learned rate (with `adaptive`): waited for before the limiter, fed the answer. */
+  #adaptive: AdaptiveLimiter | undefined = undefined;
+  #admitted: Admission | undefined = undefined;
+  #tag: SendTag | undefined = undefined;
+  #ceiling = Infinity;
+  #queuedAt = 0;
+
+  constructor(
+    config: ResolvedThrottleOptions,
+    seen: WeakMap<object, Seen>,
+    dispatch: Dispatch,
+    request: DispatchRequest,
+    handler: DispatchHandler,
+  ) {
+    this.#config = config;
+    this.#seen = seen;
+    this.#dispatch = dispatch;
+    this.#request = request;
+    this.#handler = handler;
+  }
+
+  /** Errors reach the caller without the request's query, fragment or header values. */
+  scrub(error: unknown): unknown {
+    const controller = this.#controller;
     if (controller.aborted && error === controller.reason) return error; // the caller's own reason
-    secrets ??= secretsOf(`${String(request.origin ?? "")}${String(request.path)}`, headerValues(request.headers));
-    return scrubError(error, secrets);
-  };
-  // The request ends before it was sent: report it to the caller once, never synchronously.
-  const refuse = (error: unknown) => {
+    const request = this.#request;
+    this.#secrets ??= secretsOf(`${String(request.origin ?? "")}${String(request.path)}`, headerValues(request.headers));
+    return scrubError(error, this.#secrets);
+  }
+
+  /** The request ends before it was sent: report it to the caller once, never synchronously. */
+  #refuse(error: unknown): void {
     // Scrubbed BEFORE the controller records it: once recorded, `scrub` would take it for the
     // caller's own abort reason and pass it on as is (an error of `permits`/`key` quoting the URL).
-    const reported = scrub(error);
-    controller.refuse(reported);
+    const reported = this.scrub(error);
+    this.#controller.refuse(reported);
     try {
-      handler.onResponseError!(controller, reported);
+      this.#handler.onResponseError!(this.#controller, reported);
     } catch {
       // The caller's handler failed to take its error: undici would emit it on the client; we have
       // no client to emit on, and rethrowing would only make an unhandled rejection.
     }
-  };
-
-  try {
-    handler.onRequestStart?.(controller, null);
-  } catch (error) {
-    queueMicrotask(() => refuse(error));
-    return;
   }
 
-  let key: string | undefined;
-  let limiter: Limiter | undefined;
-  // The key's learned rate (with `adaptive`): waited for before the limiter, fed the answer.
-  let adaptive: AdaptiveLimiter | undefined;
-  let admitted: Admission | undefined;
-  let tag: SendTag | undefined;
-  let ceiling = Infinity;
-  let permits: number;
-  try {
-    key = config.keyOf(request);
-    limiter = config.limiterOf(key);
-    ceiling = toldRate(rateOf(limiter)); // the rate limiter's, not the slots combination's
-    adaptive = config.adaptive?.get(key!, ceiling);
-    permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
-    // A request is one task, which would take `permits` slots too: only 1 is served with slots.
-    if (config.slotTimeout !== undefined && permits !== 1) {
-      throw new TypeError(`\`permits\` must be 1 with \`maxConcurrent\` in sluice/undici, got ${describeValue(permits)}`);
+  #refuseLater(error: unknown): void {
+    queueMicrotask(() => this.#refuse(error));
+  }
+
+  enqueue(): void {
+    const config = this.#config;
+    const request = this.#request;
+    const handler = this.#handler;
+    const controller = this.#controller;
+    try {
+      handler.onRequestStart?.(controller, null);
+    } catch (error) {
+      this.#refuseLater(error);
+      return;
     }
-  } catch (error) {
-    queueMicrotask(() => refuse(error));
-    return;
+    let permits: number;
+    try {
+      const key = (this.#key = config.keyOf(request));
+      const limiter = (this.#limiter = config.limiterOf(key));
+      this.#ceiling = toldRate(rateOf(limiter)); // the rate limiter's, not the slots combination's
+      this.#adaptive = config.adaptive?.get(key!, this.#ceiling);
+      permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
+      // A request is one task, which would take `permits` slots too: only 1 is served with slots.
+      if (config.slotTimeout !== undefined && permits !== 1) {
+        throw new TypeError(`\`permits\` must be 1 with \`maxConcurrent\` in sluice/undici, got ${describeValue(permits)}`);
+      }
+    } catch (error) {
+      this.#refuseLater(error);
+      return;
+    }
+
+    // Every request's window slot counts from its response (`countFrom: "completion"`), also on a
+    // window the user built counting from the grant: as safe at a strict server's documented limit
+    // as the `limit`/`interval` shorthand. Limiters without a window ignore it.
+    const signal = controller as unknown as AbortSignal;
+    const scheduleOptions: Record<string | symbol, unknown> = config.maxWait === undefined
+      ? { permits, signal, countFrom: "completion" }
+      : { permits, signal, countFrom: "completion", maxWait: config.maxWait };
+    const seen = this.#seen.get(handler);
+    if (seen === undefined) this.#seen.set(handler, { attempts: 0, place: newArrival() });
+    else scheduleOptions[ARRIVAL] = seen.place; // a retry or redirect hop of a request already seen
+
+    const adaptive = this.#adaptive;
+    const scheduled = adaptive === undefined ? this.#schedule(scheduleOptions) : admitAdaptive(adaptive, {
+      signal,
+      ...(config.maxWait !== undefined && { maxWait: config.maxWait }),
+    }, this.#ceiling).then((a) => {
+      this.#admitted = a;
+      return this.#schedule(scheduleOptions);
+    });
+    scheduled.then(undefined, (error: unknown) => {
+      if (this.#sent) return;
+      this.#admitted?.cancel(); // the learned rate's permit, taken for a request never sent
+      this.#refuse(error instanceof Unstarted ? error.reason : error);
+    });
   }
 
-  const observe = (statusCode: number, headers: unknown, attempt: number, inFlight: number) => {
+  #schedule(options: Record<string | symbol, unknown>): Promise<void> {
+    const limiter = this.#limiter;
+    const adaptive = this.#adaptive !== undefined;
+    if (adaptive) this.#queuedAt = this.#clock().now();
+    if (limiter === undefined) return this.#send();
+    try {
+      // Without a learned rate to pace by again after the limiter, the task sends at once.
+      return limiter.schedule(adaptive ? () => this.#send() : () => this.#sendNow(), options);
+    } catch (error) {
+      // A limiter that throws instead of rejecting (bad permits): the same as a refusal.
+      return Promise.reject(error);
+    }
+  }
+
+  #clock(): Clock {
+    return this.#config.adaptive?.clock ?? systemClock;
+  }
+
+  // A cut or a pause that came while the request waited for the limiter: the learned rate paces it
+  // now, so requests queued there do not leave together when the pause ends.
+  // (Held by the limiter after the learned rate admitted it counts too: its pause, its window.)
+  async #send(): Promise<void> {
+    const adaptive = this.#adaptive;
+    if (adaptive !== undefined && (this.#admitted!.passed || this.#clock().now() - this.#queuedAt >= 1) && mustPace(adaptive, this.#ceiling)) {
+      let again: Admission;
+      try {
+        again = await admitAdaptive(adaptive, { signal: this.#controller as unknown as AbortSignal }, this.#ceiling);
+      } catch (error) {
+        throw this.#controller.aborted ? new Unstarted(error) : error; // not sent: the grant goes back
+      }
+      this.#admitted = { ...again, waited: again.waited || this.#admitted!.waited };
+    }
+    return this.#sendNow();
+  }
+
+  #sendNow(): Promise<void> {
+    // Aborted between the grant and this task (e.g. from the limiter's "grant" event): nothing is
+    // sent, so the request consumes no capacity — the grant goes back (`Unstarted`), and the
+    // learned rate's permit too.
+    const controller = this.#controller;
+    if (controller.aborted) return Promise.reject(new Unstarted(controller.reason));
+    return new Promise<void>((release) => {
+      this.#sent = true;
+      const seen = this.#seen.get(this.#handler)!;
+      const attempt = ++seen.attempts;
+      if (this.#adaptive !== undefined) this.#tag = this.#adaptive.onSent(this.#admitted!.waited);
+      // Counted until the response headers (or an error) come: see http/in-flight.ts.
+      const flight = startFlight(this.#limiter ?? this.#adaptive!);
+      // With `maxConcurrent`, the task (and its slot) lasts until the body ends or idles; else until
+      // the headers.
+      const slotTimeout = this.#config.slotTimeout;
+      const attemptHandler = slotTimeout === undefined
+        ? new AttemptHandler(this.#handler, controller, this, attempt, flight, release)
+        : new AttemptHandler(this.#handler, controller, this, attempt, flight, undefined, bodyWatch(release, slotTimeout));
+      try {
+        this.#dispatch(this.#request, attemptHandler);
+      } catch (error) {
+        // undici's dispatchers report their errors through the handler; one that throws instead is
+        // reported here, unless it threw the very error the handler already passed on.
+        if (!attemptHandler.failed) attemptHandler.onResponseError(null, error);
+      }
+    });
+  }
+
+  /** No answer came (an error, an upgrade): the request only leaves the learned rate's in-flight count. */
+  abandon(): void {
+    if (this.#tag !== undefined) this.#adaptive!.onAbandoned(this.#tag);
+    this.#tag = undefined;
+  }
+
+  /** The response headers of `attempt`: fed to the learned rate, and read for the server's signals. */
+  observe(statusCode: number, headers: unknown, attempt: number, inFlight: number): void {
+    const config = this.#config;
+    // Most answers say nothing to read (no learned rate to feed, no 429, no rate or retry header):
+    // one pass over the names, no view built.
+    if (this.#tag === undefined && (!config.respectServer || (statusCode !== 429 && !mayCarrySignals(headers)))) return;
     const view = headersView(headers);
     let adaptivePause = 0;
-    if (tag !== undefined) {
-      adaptivePause = adaptive!.onResponse(tag, { status: statusCode, headers: view }).pauseMs;
-      tag = undefined;
+    if (this.#tag !== undefined) {
+      adaptivePause = this.#adaptive!.onResponse(this.#tag, { status: statusCode, headers: view }).pauseMs;
+      this.#tag = undefined;
     }
     if (!config.respectServer) return;
     const signals = readServerSignals({ status: statusCode, headers: view }, {
@@ -174,108 +311,16 @@ function enqueue(
     if (pause === undefined) return;
     // With `adaptive`, the key's limiter already paused for the server's delay and for a used-up
     // quota; the shared limiter is paused only for a delay the server gave (as the throttled fetch).
+    const limiter = this.#limiter;
+    const adaptive = this.#adaptive;
     const pauseBase = pause.ms > 0 && limiter !== undefined &&
       (adaptive === undefined || (pause.reason === "throttled" && signals.delay !== undefined));
     if (pauseBase) limiter!.pause(pause.ms);
     const paused = adaptive === undefined ? pause.ms : Math.max(pauseBase ? pause.ms : 0, adaptivePause);
     config.onThrottle?.({
-      request, statusCode, headers: view, attempt, key, reason: pause.reason, delay: pause.requested, paused,
+      request: this.#request, statusCode, headers: view, attempt, key: this.#key, reason: pause.reason, delay: pause.requested, paused,
     });
-  };
-
-  // A cut or a pause that came while the request waited for the limiter: the learned rate paces it
-  // now, so requests queued there do not leave together when the pause ends.
-  // (Held by the limiter after the learned rate admitted it counts too: its pause, its window.)
-  const clock = config.adaptive?.clock ?? systemClock;
-  let queuedAt = 0;
-  const send = async (): Promise<void> => {
-    if (adaptive !== undefined && (admitted!.passed || clock.now() - queuedAt >= 1) && mustPace(adaptive, ceiling)) {
-      let again: Admission;
-      try {
-        again = await admitAdaptive(adaptive, { signal: queue.signal }, ceiling);
-      } catch (error) {
-        throw controller.aborted ? new Unstarted(error) : error; // not sent: the grant goes back
-      }
-      admitted = { ...again, waited: again.waited || admitted!.waited };
-    }
-    return sendNow();
-  };
-  const sendNow = (): Promise<void> => {
-    // Aborted between the grant and this task (e.g. from the limiter's "grant" event): nothing is
-    // sent, so the request consumes no capacity — the grant goes back (`Unstarted`), and the
-    // learned rate's permit too.
-    if (controller.aborted) return Promise.reject(new Unstarted(controller.reason));
-    return new Promise<void>((release) => {
-      sent = true;
-      const attempt = (attempts.get(handler) ?? 0) + 1;
-      attempts.set(handler, attempt);
-      if (adaptive !== undefined) tag = adaptive.onSent(admitted!.waited);
-      // Counted until the response headers (or an error) come: see http/in-flight.ts.
-      const flight = startFlight(limiter ?? adaptive!);
-      // No answer came (an error, an upgrade): the request only leaves the learned rate's in-flight count.
-      const abandon = () => {
-        if (tag !== undefined) adaptive!.onAbandoned(tag);
-        tag = undefined;
-      };
-      // With `maxConcurrent`, the task (and its slot) lasts until the body ends or idles; else until
-      // the headers.
-      const slotTimeout = config.slotTimeout;
-      const done = slotTimeout === undefined
-        ? () => {
-          flight.end();
-          abandon();
-          release();
-        }
-        : () => {
-          flight.end();
-          abandon();
-        };
-      const body = slotTimeout === undefined ? undefined : bodyWatch(release, slotTimeout);
-      const attemptHandler = new AttemptHandler(handler, controller, (s, h) => observe(s, h, attempt, flight.others()), done, scrub, body);
-      try {
-        dispatch(request, attemptHandler);
-      } catch (error) {
-        // undici's dispatchers report their errors through the handler; one that throws instead is
-        // reported here, unless it threw the very error the handler already passed on.
-        if (!attemptHandler.failed) attemptHandler.onResponseError(null, error);
-      }
-    });
-  };
-
-  // Every request's window slot counts from its response (`countFrom: "completion"`), also on a
-  // window the user built counting from the grant: as safe at a strict server's documented limit
-  // as the `limit`/`interval` shorthand. Limiters without a window ignore it.
-  const scheduleOptions: Record<string | symbol, unknown> = {
-    permits,
-    signal: queue.signal,
-    countFrom: "completion",
-    ...(config.maxWait !== undefined && { maxWait: config.maxWait }),
-  };
-  const place = places.get(handler);
-  if (place === undefined) places.set(handler, newArrival());
-  else scheduleOptions[ARRIVAL] = place; // a retry or redirect hop of a request already seen
-  const schedule = (): Promise<void> => {
-    queuedAt = clock.now();
-    if (limiter === undefined) return send();
-    try {
-      return limiter.schedule(send, scheduleOptions);
-    } catch (error) {
-      // A limiter that throws instead of rejecting (bad permits): the same as a refusal.
-      return Promise.reject(error);
-    }
-  };
-  const scheduled = adaptive === undefined ? schedule() : admitAdaptive(adaptive, {
-    signal: queue.signal,
-    ...(config.maxWait !== undefined && { maxWait: config.maxWait }),
-  }, ceiling).then((a) => {
-    admitted = a;
-    return schedule();
-  });
-  scheduled.then(undefined, (error: unknown) => {
-    if (sent) return;
-    admitted?.cancel(); // the learned rate's permit, taken for a request never sent
-    refuse(error instanceof Unstarted ? error.reason : error);
-  });
+  }
 }
 
 /**
