@@ -317,3 +317,43 @@ describe("the server's signals pause the shared limiter — the throttled fetch'
     expect(() => fake.sent[0]!.handler.onResponseStart(fake.sent[0]!.controller, 429, {}, "")).toThrow(boom);
   });
 });
+
+describe("a request dispatched again (undici's retry interceptor re-dispatches its handler)", () => {
+  for (const frozen of [false, true]) {
+    test(`counts as the next attempt and keeps its place in the queue${frozen ? " — with a frozen handler" : ""}`, async () => {
+      const clock = new ManualClock();
+      const limiter = new WindowLimiter({ limit: 1, interval: 1000, clock });
+      const events: DispatchThrottleEvent[] = [];
+      const fake = fakeDispatcher(true);
+      const dispatch = throttle({ limiter, wallClock: () => NOW, onThrottle: (e) => events.push(e) })(fake.dispatch);
+      const log: string[] = [];
+      const handlerOf = (name: string) => {
+        const handler = {
+          onRequestStart() {},
+          onResponseStart: (_c: unknown, status: number) => void log.push(`${name} ${status}`),
+          onResponseData() {},
+          onResponseEnd() {},
+          onResponseError: (_c: unknown, error: unknown) => void log.push(`${name} error ${String(error)}`),
+        };
+        return frozen ? Object.freeze(handler) : handler;
+      };
+      const first = handlerOf("first");
+      dispatch(get(undefined, "/first"), first as never); // granted at once
+      await flush();
+      dispatch(get(undefined, "/later"), handlerOf("later") as never); // queued behind the first's window
+      await flush();
+      fake.sent[0]!.respond(429); // no delay: the backoff step (attempt 1)
+      await flush();
+      dispatch(get(undefined, "/first"), first as never); // the retry, dispatched with the same handler
+      await clock.advance(60_000);
+      // The retry went before "/later", which had queued before it: it kept the first's place.
+      expect(fake.sent.map((s) => s.request.path)).toEqual(["/first", "/first"]);
+      fake.sent[1]!.respond(429);
+      await flush();
+      expect(events.map((e) => e.attempt)).toEqual([1, 2]);
+      await clock.advance(60_000);
+      expect(fake.sent.map((s) => s.request.path)).toEqual(["/first", "/first", "/later"]);
+      expect(Object.keys(first)).toEqual(["onRequestStart", "onResponseStart", "onResponseData", "onResponseEnd", "onResponseError"]);
+    });
+  }
+});

@@ -83,7 +83,9 @@ export function mayCarrySignals(headers: unknown): boolean {
   return false;
 }
 
+/** Every name `readServerSignals` reads has "rate" in it or starts with "retry-after". */
+const SIGNAL_NAME = /rate|^retry-after/i;
+
 function signalName(name: string): boolean {
-  const lower = name.toLowerCase();
-  return lower.includes("rate") || lower.startsWith("retry-after");
+  return SIGNAL_NAME.test(name);
 }

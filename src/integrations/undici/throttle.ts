@@ -66,7 +66,7 @@ export function throttle(options: ThrottleOptions): UndiciInterceptor {
   const config = resolveThrottleOptions(options);
   // Per request (by handler object, which undici's retry interceptor dispatches again): its
   // attempts so far and its place in the queue, kept by its later dispatches (retries, redirect hops).
-  const seen = new WeakMap<object, Seen>();
+  const seen = new Requests();
   const interceptor = (dispatch: Dispatch): Dispatch =>
     // Exactly two parameters: undici checks `dispatch.length === 2` when composing.
     function throttledDispatch(request: DispatchRequest, handler: DispatchHandler): boolean {
@@ -82,6 +82,26 @@ export function throttle(options: ThrottleOptions): UndiciInterceptor {
 interface Seen {
   attempts: number;
   readonly place: number;
+}
+
+/**
+ * The {@link Seen} record of each handler object. Kept on the handler under a symbol of this
+ * interceptor's own (invisible to string keys, `for…in` and JSON), because a WeakMap entry per
+ * request cost a quarter of the interceptor's CPU per request (bench/undici-cpu.ts); a handler that
+ * cannot take a property (frozen, sealed) is kept in a WeakMap instead.
+ */
+class Requests {
+  readonly #symbol = Symbol("sluice/undici request");
+  readonly #sealed = new WeakMap<object, Seen>();
+
+  get(handler: object): Seen | undefined {
+    return (handler as Record<symbol, Seen | undefined>)[this.#symbol] ?? this.#sealed.get(handler);
+  }
+
+  add(handler: object, seen: Seen): void {
+    if (Object.isExtensible(handler)) (handler as Record<symbol, Seen>)[this.#symbol] = seen;
+    else this.#sealed.set(handler, seen);
+  }
 }
 
 function checkHandler(handler: DispatchHandler): void {
@@ -106,7 +126,7 @@ function checkHandler(handler: DispatchHandler): void {
  */
 class Dispatching implements AttemptOwner {
   readonly #config: ResolvedThrottleOptions;
-  readonly #seen: WeakMap<object, Seen>;
+  readonly #seen: Requests;
   readonly #dispatch: Dispatch;
   readonly #request: DispatchRequest;
   readonly #handler: DispatchHandler;
@@ -126,7 +146,7 @@ class Dispatching implements AttemptOwner {
 
   constructor(
     config: ResolvedThrottleOptions,
-    seen: WeakMap<object, Seen>,
+    seen: Requests,
     dispatch: Dispatch,
     request: DispatchRequest,
     handler: DispatchHandler,
@@ -200,7 +220,7 @@ class Dispatching implements AttemptOwner {
       ? { permits, signal, countFrom: "completion" }
       : { permits, signal, countFrom: "completion", maxWait: config.maxWait };
     const seen = this.#seen.get(handler);
-    if (seen === undefined) this.#seen.set(handler, { attempts: 0, place: newArrival() });
+    if (seen === undefined) this.#seen.add(handler, { attempts: 0, place: newArrival() });
     else scheduleOptions[ARRIVAL] = seen.place; // a retry or redirect hop of a request already seen
 
     const adaptive = this.#adaptive;
