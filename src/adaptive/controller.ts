@@ -43,9 +43,13 @@ export type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } f
 
 /** A cut below this share of `decrease` × the rate at the cut went too deep: search back up (see `#cut`). */
 const DEEP_CUT = 0.8;
-/** A rate in force (within 2 %) for this many probe steps before a throttle had held: the throttle was noise, not its limit. */
+/** A rate in force (within 5 % of where it stood) for this many probe steps before a throttle had held: the throttle was noise, not its limit. */
 const HELD_STEPS = 2;
-const SAME_RATE = 1.02;
+/**
+ * The band of "the same rate" for {@link HELD_STEPS}, measured from the rate where it began — not
+ * step to step, so a slow recovery (2–3 % a step) toward a known rate counts as held, as it is.
+ */
+const SAME_RATE = 1.05;
 
 /** Where the controller is: ramping with nothing known, stepping toward a rough estimate, or on the cubic curve. */
 type Phase = "start" | "search" | "curve";
@@ -84,8 +88,9 @@ export class AdaptiveController {
   #curveTime = 0;
   #curveK = 0;
   #inFlight = 0;
-  /** Since when the rate has stayed within 2 % (see `#cut`). */
+  /** Since when the rate has stayed within 5 % of `#stableRate` (see `#cut`). */
   #stableSince: number;
+  #stableRate = 0;
   /** Where the search started (a search's cut never goes below it). */
   #searchFrom = 0;
   /** Where a search stops and the curve's plateau begins (Infinity after slow start: up to the next throttle). */
@@ -110,6 +115,7 @@ export class AdaptiveController {
     this.#rate = this.#o.initialRate;
     this.#lastChangeAt = now;
     this.#stableSince = now;
+    this.#stableRate = this.#rate;
     // Told a limit, the controller starts there, as if that rate were known to work: a throttle
     // then cuts from it and the curve dwells below it (see `#cut`).
     if (this.#maxRate !== Infinity) {
@@ -367,7 +373,10 @@ export class AdaptiveController {
   #set(rate: number, reason: RateChangeReason, now: number, force = false): RateChange | undefined {
     const previous = this.#rate;
     if (rate === previous && !force) return undefined;
-    if (rate > previous * SAME_RATE || rate * SAME_RATE < previous) this.#stableSince = now;
+    if (rate > this.#stableRate * SAME_RATE || rate * SAME_RATE < this.#stableRate) {
+      this.#stableSince = now;
+      this.#stableRate = rate;
+    }
     this.#rate = rate;
     this.#gen++;
     this.#lastChangeAt = now;

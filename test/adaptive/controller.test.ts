@@ -233,6 +233,37 @@ describe("AdaptiveController: windows, gentle cuts, deep cuts", () => {
   });
 });
 
+describe("AdaptiveController: a rate that held", () => {
+  test("a rate that crept up in small steps (2.5 % each) has held: a cut far below it still searches back up", () => {
+    const c = new AdaptiveController({ maxRate: 40, initialRate: 20 }, 0);
+    // An earlier overload event: the next cut is not the told limit's first.
+    const first = c.onSent(0, false);
+    c.onResponse(first, throttle, 100);
+    expect(c.lastChange?.reason).toBe("throttled");
+    // The rate then stands at 20, 20.5 and 21 from 1 s, 3 s and 7 s: steps of 2.5 %, all within
+    // 5 % of 20.
+    c.setMaxRate(20, 1000);
+    c.setMaxRate(20.5, 3000);
+    // Sent from 4 s; the first half answered, then the last one throttled: the measure is far
+    // below 21/s (a pause or a window's phase in the span), so the cut goes deep (0.75 × 21 × 0.9).
+    const tags = Array.from({ length: 80 }, (_, i) => {
+      if (i === 60) c.setMaxRate(21, 7000);
+      return c.onSent(4000 + i * 50, false);
+    });
+    tags.slice(0, 40).forEach((tag) => c.onResponse(tag, ok, 6100));
+    c.onResponse(tags[79]!, throttle, 8000);
+    expect(c.lastChange).toMatchObject({ reason: "throttled", previous: 21 });
+    expect(c.rate).toBeLessThan(0.8 * 0.9 * 21);
+    const reasons: string[] = [];
+    for (let t = 9000; t <= 12_000; t += 1000) {
+      const change = c.onResponse(c.onSent(t - 100, true), ok, t).change;
+      if (change !== undefined) reasons.push(change.reason);
+    }
+    // 20–21 stood (within 5 %) since 1 s: it had held, and the cut was no measure of the server.
+    expect(reasons.slice(0, 3)).toEqual(["search", "search", "search"]);
+  });
+});
+
 // ---- properties ----
 
 type Event =
