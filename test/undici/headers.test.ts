@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { pauseFor, readServerSignals } from "../../src/http/throttle.ts";
-import { headersView } from "../../src/integrations/undici/headers.ts";
+import { headersView, mayCarrySignals } from "../../src/integrations/undici/headers.ts";
 import { Reach } from "../reach.ts";
 
 const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -30,7 +30,8 @@ describe("headersView", () => {
   });
 
   const name = fc.constantFrom("retry-after", "Retry-After", "retry-after-ms", "date", "x-ratelimit-remaining",
-    "X-RateLimit-Reset", "ratelimit", "ratelimit-policy", "RateLimit-Remaining", "ratelimit-reset", "content-type");
+    "X-RateLimit-Reset", "ratelimit", "ratelimit-policy", "RateLimit-Remaining", "ratelimit-reset", "content-type",
+    "X-Rate-Limit-Remaining", "x-rate-limit-reset", "x-ratelimit-reset-after", "x-request-id", "ratelimit-limit");
   // Field values as they arrive on the wire (no surrounding whitespace, which the parsers trim anyway).
   const value = fc.oneof(
     fc.stringMatching(/^[0-9]{1,6}(\.[0-9]{1,3})?$/),
@@ -69,18 +70,50 @@ describe("headersView", () => {
     );
     fc.assert(fc.property(
       fc.constantFrom(200, 403, 429, 500, 503),
-      fc.tuple(fields, fc.option(quota, { nil: [] })).map(([list, q]) => [...list, ...q]),
+      fc.oneof(
+        fc.tuple(fields, fc.option(quota, { nil: [] })).map(([list, q]) => [...list, ...q]),
+        // Most real answers: no signal field at all (the interceptor's quick check clears them).
+        fc.array(fc.tuple(fc.constantFrom("content-type", "Date", "x-request-id", "etag", "Rate"), value), { maxLength: 4 }),
+      ),
       fc.integer({ min: 1, max: 6 }),
       fc.boolean(),
       (status, list, attempt, rateLimitHeaders) => {
         const options = { now: NOW, lenient: true, rateLimitHeaders };
         const viaFetch = pauseFor(readServerSignals(new Response(null, { status, headers: list }), options), attempt, policy);
-        const viaUndici = pauseFor(readServerSignals({ status, headers: headersView(list.flat()) }, options), attempt, policy);
+        // As the interceptor decides: a response the quick check clears (no 429, no signal field)
+        // is not parsed at all.
+        const raw = list.flat();
+        const parsed = status === 429 || mayCarrySignals(raw);
+        const viaUndici = parsed ? pauseFor(readServerSignals({ status, headers: headersView(raw) }, options), attempt, policy) : undefined;
         expect(viaUndici).toEqual(viaFetch);
+        reach.hit("cleared by the quick check", !parsed);
         reach.hit("a pause", viaFetch !== undefined && viaFetch.ms > 0);
         reach.hit("a quota pause", viaFetch?.reason === "quota-exhausted");
       },
-    ), { numRuns: 300 });
-    reach.atLeast({ "a pause": 60, "a quota pause": 15 });
+    ), { numRuns: 600 });
+    reach.atLeast({ "a pause": 60, "a quota pause": 15, "cleared by the quick check": 100 });
+  });
+});
+
+describe("mayCarrySignals: the quick check before any header is parsed", () => {
+  // Every name the throttled fetch's parsers read, in the cases servers send them.
+  const read = [
+    "Retry-After", "retry-after-ms", "RateLimit", "RateLimit-Policy", "ratelimit-remaining", "RateLimit-Limit",
+    "RateLimit-Reset", "X-RateLimit-Remaining", "x-ratelimit-limit", "X-RateLimit-Reset", "x-ratelimit-reset-after",
+    "X-Rate-Limit-Remaining", "x-rate-limit-reset",
+  ];
+  const plain = ["content-type", "Content-Length", "date", "connection", "keep-alive", "x-request-id", "Retry", "rate", "etag", "server"];
+
+  test.each(read)("%s may carry a signal, as an object key and in a raw array (string or bytes)", (name) => {
+    expect(mayCarrySignals({ "content-type": "text/plain", [name]: "1" })).toBe(true);
+    expect(mayCarrySignals(["Content-Type", "text/plain", name, "1"])).toBe(true);
+    expect(mayCarrySignals([new TextEncoder().encode("date"), "x", new TextEncoder().encode(name), "1"])).toBe(true);
+  });
+
+  test("answers without any of them carry none (so no headers view is built)", () => {
+    expect(mayCarrySignals(Object.fromEntries(plain.map((n) => [n, "1"])))).toBe(false);
+    expect(mayCarrySignals(plain.flatMap((n) => [n, "1"]))).toBe(false);
+    expect(mayCarrySignals({})).toBe(false);
+    expect(mayCarrySignals(null)).toBe(false);
   });
 });

@@ -63,8 +63,9 @@ export function headersView(headers: unknown): HeadersLike & { keys(): Iterable<
 }
 
 /**
- * False when undici's response headers certainly hold no Retry-After, retry-after-ms, RateLimit or
- * X-RateLimit field (the names `readServerSignals` reads); true when they may. Reads the names in
+ * False when undici's response headers certainly hold none of the fields `readServerSignals` reads
+ * (Retry-After, retry-after-ms, RateLimit, RateLimit-Policy, RateLimit-Remaining/-Limit/-Reset,
+ * X-RateLimit-*, X-Rate-Limit-*); true when they may. Reads the names in
  * place, without the view's map.
  *
  * @example
@@ -83,9 +84,11 @@ export function mayCarrySignals(headers: unknown): boolean {
   return false;
 }
 
-/** Every name `readServerSignals` reads has "rate" in it or starts with "retry-after". */
-const SIGNAL_NAME = /rate|^retry-after/i;
+/** Every name `readServerSignals` reads starts so (RateLimit*, Retry-After*, X-RateLimit-*, X-Rate-Limit-*). */
+const SIGNAL_NAME = /^(?:ratelimit|retry-after|x-ratelimit-|x-rate-limit-)/i;
 
 function signalName(name: string): boolean {
-  return SIGNAL_NAME.test(name);
+  // Most names (content-type, date, …) start with neither "r" nor "x": no pattern to run.
+  const first = name.charCodeAt(0) | 0x20;
+  return (first === 0x72 || first === 0x78) && SIGNAL_NAME.test(name);
 }
