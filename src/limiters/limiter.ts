@@ -24,6 +24,7 @@ import type { Policy } from "./policy.ts";
 import { arrivalOf } from "./waiter.ts";
 import { type Dimensions, type Permits, type Reservation, type ReserveOptions, reserveOn } from "./reservation.ts";
 import { checkPriority } from "./priority.ts";
+import { READS_SIGNAL_LIKE } from "./signals.ts";
 import type { LimiterEvents } from "./events.ts";
 import { LIMITER_DEFAULTS } from "./defaults.ts";
 import type { AcquireOptions, BaseLimiterOptions, Limiter, ScheduleOptions } from "./limiter-types.ts";
@@ -66,6 +67,10 @@ export interface LimiterInternals {
  * ```
  */
 export abstract class GatedLimiter implements Limiter {
+  static {
+    // Its gate reads only `aborted`, `reason` and the "abort" event of a signal (limiters/signals.ts).
+    Object.defineProperty(this.prototype, READS_SIGNAL_LIKE, { value: true });
+  }
   #gate: Gate;
   readonly #queue: WaitQueue;
   readonly #maxQueue: number;

@@ -64,6 +64,28 @@ export function unwatch(waiter: Waiter): void {
   }
 }
 
+/**
+ * The brand of a limiter that reads only `aborted`, `reason` and the "abort" event
+ * (`addEventListener` / `removeEventListener`) of the `signal` it is given — every built-in limiter.
+ * An integration may hand such a limiter a lighter signal-like object (sluice/undici passes the
+ * request's own controller) instead of making an AbortController per request; a custom `Limiter`,
+ * typed to receive an AbortSignal and free to pass it to `AbortSignal.any`, gets a real one.
+ * Registered with `Symbol.for`, so copies of sluice bundled into several entry points agree.
+ *
+ * @example
+ * ```ts
+ * readsSignalLike(new SmoothLimiter({ limit: 5 })); // true
+ * readsSignalLike({ acquire, tryAcquire, schedule, pause }); // false: give it an AbortSignal
+ * ```
+ * @internal
+ */
+export const READS_SIGNAL_LIKE: unique symbol = Symbol.for("sluice.limiter.readsSignalLike");
+
+/** True when `limiter` carries {@link READS_SIGNAL_LIKE}: a signal-like object will do for it. @internal */
+export function readsSignalLike(limiter: object): boolean {
+  return (limiter as { [READS_SIGNAL_LIKE]?: unknown })[READS_SIGNAL_LIKE] === true;
+}
+
 /** The reason a signal was aborted with, or a standard AbortError where the runtime gives none. */
 export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");

@@ -4,7 +4,11 @@
  */
 import { describe, expect, test } from "vitest";
 import {
+  combine,
+  ConcurrencyLimiter,
+  FixedWindowLimiter,
   KeyedLimiter,
+  type Limiter,
   ManualClock,
   MaxWaitExceededError,
   QueueFullError,
@@ -12,6 +16,8 @@ import {
   WindowLimiter,
 } from "../../src/index.ts";
 import { pauseFor, readServerSignals } from "../../src/http/throttle.ts";
+import { readsSignalLike } from "../../src/limiters/signals.ts";
+import { RedisCombinedLimiter, RedisSmoothLimiter, RedisWindowLimiter } from "../../src/integrations/redis/limiters.ts";
 import { type DispatchThrottleEvent, throttle, type ThrottleOptions } from "../../src/undici.ts";
 import { fakeDispatcher, flush, get, RecordingHandler } from "./support/fake-dispatch.ts";
 
@@ -106,6 +112,67 @@ describe("abort and refusal", () => {
     await clock.advance(1000);
     expect(fake.sent).toHaveLength(1); // never sent
     expect(limiter.tryAcquire()).toBe(0); // and the next window's permit is still there
+  });
+
+  test("a custom Limiter gets a real AbortSignal (it may hand it to AbortSignal.any), and an abort while queued reaches it", async () => {
+    // The README's Limiter interface types the option as an AbortSignal: a limiter of the user's
+    // own may rely on that (AbortSignal.any, instanceof). Only sluice's own limiters are handed the
+    // lighter signal-like controller.
+    const seen: unknown[] = [];
+    const gate = new WindowLimiter({ limit: 1, interval: 1000, clock: new ManualClock() });
+    const custom: Limiter = {
+      acquire: (permits, options) => gate.acquire(permits, options),
+      tryAcquire: (permits) => gate.tryAcquire(permits),
+      pause: (ms) => gate.pause(ms),
+      schedule: (task, options) => {
+        seen.push(options?.signal);
+        const signal = AbortSignal.any([options!.signal!]); // throws a TypeError for anything but an AbortSignal
+        return gate.schedule(task, { ...options, signal });
+      },
+    };
+    const { fake, send } = setup({ limiter: custom });
+    const first = send();
+    const queued = send();
+    await flush();
+    expect(first.error).toBeUndefined();
+    expect(fake.sent).toHaveLength(1);
+    expect(seen).toHaveLength(2);
+    for (const signal of seen) expect(signal).toBeInstanceOf(AbortSignal);
+    const reason = new Error("user cancelled");
+    queued.controller!.abort(reason);
+    await flush();
+    expect((seen[1] as AbortSignal).aborted).toBe(true);
+    expect((seen[1] as AbortSignal).reason).toBe(reason);
+    expect(queued.error).toBe(reason);
+    expect(gate.queued).toBe(0);
+    expect(fake.sent).toHaveLength(1);
+  });
+
+  test("sluice's own limiters, single, keyed and combined with slots, are handed the request's controller as their signal (no AbortController per request)", async () => {
+    const clock = new ManualClock();
+    const limiters = [
+      new WindowLimiter({ limit: 1, interval: 1000, clock }),
+      new SmoothLimiter({ limit: 10, clock }),
+    ];
+    for (const limiter of limiters) {
+      const schedule = limiter.schedule.bind(limiter);
+      const signals: unknown[] = [];
+      limiter.schedule = ((task: () => unknown, options?: { signal?: AbortSignal }) => {
+        signals.push(options?.signal);
+        return schedule(task as never, options as never);
+      }) as typeof limiter.schedule;
+      const { send } = setup({ limiter });
+      const caller = send();
+      await flush();
+      expect(signals).toHaveLength(1);
+      expect(signals[0]).toBe(caller.controller);
+    }
+    // Every built-in family carries the brand, combinations and the Redis limiters included.
+    for (const limiter of [combine(new WindowLimiter({ limit: 1, interval: 1000, clock }), new ConcurrencyLimiter({ limit: 1, clock })), new FixedWindowLimiter({ limit: 1, interval: 1000, clock })]) {
+      expect(readsSignalLike(limiter)).toBe(true);
+    }
+    for (const Redis of [RedisSmoothLimiter, RedisWindowLimiter, RedisCombinedLimiter]) expect(readsSignalLike(Redis.prototype)).toBe(true);
+    expect(readsSignalLike({ schedule() {}, acquire() {}, tryAcquire() {}, pause() {} })).toBe(false);
   });
 
   test("abort without a reason fails with an AbortError", async () => {

@@ -12,6 +12,7 @@
  */
 import { QueueFullError } from "../../errors.ts";
 import { abortReason } from "../../limiters/gate.ts";
+import { READS_SIGNAL_LIKE } from "../../limiters/signals.ts";
 import type { AcquireOptions, GatedLimiter, Limiter, ScheduleOptions } from "../../limiters/limiter.ts";
 import type { Permits, Reservation, ReserveOptions } from "../../limiters/reservation.ts";
 import {
@@ -57,6 +58,10 @@ export interface RedisLimiterOptions {
  * ```
  */
 export abstract class RedisLimiter implements Limiter {
+  static {
+    // Its queue reads only `aborted`, `reason` and the "abort" event of a signal (limiters/signals.ts).
+    Object.defineProperty(this.prototype, READS_SIGNAL_LIKE, { value: true });
+  }
   /** The store (client, family, policies) this limiter uses. */
   readonly store: RedisStore;
   /** The policies every decision covers, in key order. @internal */

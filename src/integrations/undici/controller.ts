@@ -27,6 +27,21 @@ export class QueuedController implements DispatchController {
   #reason: unknown = null;
   /** The limiter's "abort" listeners while the request waits (usually none: granted at once). */
   #listeners: Array<() => void> | null = null;
+  /** A real AbortSignal's controller, made only for a limiter that needs one (see `signal`). */
+  #real: AbortController | null = null;
+
+  /**
+   * A real AbortSignal that aborts as the wait does, for a custom limiter (typed to receive an
+   * AbortSignal, and free to hand it to `AbortSignal.any`). sluice's own limiters take this
+   * controller itself as their signal (`readsSignalLike`), and none is made.
+   */
+  signal(): AbortSignal {
+    if (this.#real === null) {
+      this.#real = new AbortController();
+      if (this.#aborted) this.#real.abort(this.#reason);
+    }
+    return this.#real.signal;
+  }
 
   /** undici started the request (or started it again, e.g. after a redirect inside the interceptor). */
   attach(target: DispatchController): void {
@@ -55,6 +70,7 @@ export class QueuedController implements DispatchController {
     const listeners = this.#listeners;
     this.#listeners = null;
     if (listeners !== null) for (const listener of listeners) listener();
+    this.#real?.abort(this.#reason);
   }
 
   /** As on an AbortSignal, for the limiter waiting on this request (only "abort" is ever sent). */

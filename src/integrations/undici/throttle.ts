@@ -32,6 +32,7 @@ import { type Clock, systemClock } from "../../clock.ts";
 import { startFlight } from "../../http/in-flight.ts";
 import { rateOf } from "../../http/slots.ts";
 import { Unstarted } from "../../limiters/settle.ts";
+import { readsSignalLike } from "../../limiters/signals.ts";
 import { pauseFor, readServerSignals } from "../../http/throttle.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { QueuedController } from "./controller.ts";
@@ -215,7 +216,8 @@ class Dispatching implements AttemptOwner {
     // Every request's window slot counts from its response (`countFrom: "completion"`), also on a
     // window the user built counting from the grant: as safe at a strict server's documented limit
     // as the `limit`/`interval` shorthand. Limiters without a window ignore it.
-    const signal = controller as unknown as AbortSignal;
+    const limiter = this.#limiter;
+    const signal = limiter === undefined || readsSignalLike(limiter) ? controller as unknown as AbortSignal : controller.signal();
     const scheduleOptions: Record<string | symbol, unknown> = config.maxWait === undefined
       ? { permits, signal, countFrom: "completion" }
       : { permits, signal, countFrom: "completion", maxWait: config.maxWait };
