@@ -19,6 +19,7 @@ import {
   RedisWindowLimiter,
 } from "../../src/redis.ts";
 import { SCRIPTS } from "../../src/integrations/redis/scripts.ts";
+import { Unstarted } from "../../src/limiters/settle.ts";
 import { describeRedis, type RedisServer, startRedis, useRedis } from "./server.ts";
 
 const T0 = 1_760_000_000_000_000;
@@ -270,6 +271,28 @@ describeRedis("Redis limiters: the local queue in virtual time", () => {
     const { store } = setup();
     const limiter = new RedisSmoothLimiter({ store, key: "s", limit: 5 });
     await expect(limiter.schedule(() => "done", { permits: 3 })).resolves.toBe("done");
+  });
+
+  test("a scheduled task that never started (Unstarted: its caller left between the grant and the send) gives its reservation back to the fleet", async () => {
+    const { store } = setup();
+    const reason = new Error("caller aborted");
+    let key = 0;
+    for (const Kind of [RedisWindowLimiter, RedisSmoothLimiter]) {
+      for (const thrown of [true, false]) {
+        const name = `k${key++}`;
+        const limiter = new Kind({ store, key: name, limit: 1, interval: 10_000 });
+        const otherProcess = new Kind({ store, key: name, limit: 1, interval: 10_000 });
+        const unstarted = new Unstarted(reason);
+        const task = thrown ? () => { throw unstarted; } : () => Promise.reject(unstarted);
+        await expect(limiter.schedule(task)).rejects.toBe(unstarted);
+        // The grant went back to the fleet (the cancel is best effort and asynchronous: wait for it).
+        await vi.waitFor(async () => expect(await otherProcess.tryAcquireAsync()).toBe(0), { timeout: 5000, interval: 5 });
+      }
+    }
+    // Any other failure of a task that ran keeps its permits: the request was made.
+    const w2 = new RedisWindowLimiter({ store, key: "w2", limit: 1, interval: 10_000 });
+    await expect(w2.schedule(() => { throw new Error("sent, then failed"); })).rejects.toThrow("sent, then failed");
+    expect(await w2.tryAcquireAsync()).toBe(10_000);
   });
 
   test("combineRedis() takes every key at one instant and refuses limiters from two stores", async () => {

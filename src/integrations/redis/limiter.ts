@@ -13,6 +13,7 @@
 import { QueueFullError } from "../../errors.ts";
 import { abortReason } from "../../limiters/gate.ts";
 import { READS_SIGNAL_LIKE } from "../../limiters/signals.ts";
+import { Unstarted } from "../../limiters/settle.ts";
 import type { AcquireOptions, GatedLimiter, Limiter, ScheduleOptions } from "../../limiters/limiter.ts";
 import type { Permits, Reservation, ReserveOptions } from "../../limiters/reservation.ts";
 import {
@@ -178,13 +179,17 @@ export abstract class RedisLimiter implements Limiter {
     return this.#request(Math.max(1, ...amounts), options, true, asked, amounts) as Promise<RedisReservation & Reservation>;
   }
 
-  /** `acquire` (resolving to nothing) or `reserve` (`settles`: to a handle); `amounts` per policy when asked per dimension. */
+  /**
+   * `acquire` (resolving to nothing, or with `withId` to the granted reservation's id) or `reserve`
+   * (`settles`: to a handle); `amounts` per policy when asked per dimension.
+   */
   #request(
     permits: unknown,
     options: AcquireOptions | undefined,
     settles: boolean,
     asked?: Permits,
     amounts: readonly number[] | null = null,
+    withId = false,
   ): Promise<unknown> {
     if (amounts === null) this.#checkPermits(permits);
     const opts = optionsObject("options", options);
@@ -192,7 +197,7 @@ export abstract class RedisLimiter implements Limiter {
     const maxWait = opts.maxWait === undefined ? this.#maxWait : nonNegativeOrInfinity("maxWait", opts.maxWait);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     if (this.queued >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#maxQueue));
-    return this.#queue.request(permits as number, maxWait, signal, settles, asked ?? (permits as number), amounts);
+    return this.#queue.request(permits as number, maxWait, signal, settles, asked ?? (permits as number), amounts, withId);
   }
 
   /**
@@ -243,11 +248,29 @@ export abstract class RedisLimiter implements Limiter {
     return queue.tryUnavailable(permits, new RedisUnavailableError("reserve", "recent failure"));
   }
 
-  /** Runs `task` once permits are granted across the fleet; see {@link Limiter.schedule}. */
+  /**
+   * Runs `task` once permits are granted across the fleet; see {@link Limiter.schedule}. A task that
+   * finds, as it starts, that its caller has left (the throttled fetch and `sluice/undici` reject
+   * with an internal `Unstarted`: aborted between the grant and the send) gives its reservation
+   * back to the whole fleet, as the in-memory limiters give back theirs: nothing was sent.
+   */
   schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     requireFunction("task", task);
     const permits = options?.permits ?? 1;
-    return this.acquire(permits, options).then(() => task());
+    return (this.#request(permits, options, false, undefined, null, true) as Promise<string>).then((id) => {
+      const giveBack = (error: unknown): never => {
+        // '' = granted by the failure policy, not by Redis: nothing to give back there.
+        if (error instanceof Unstarted && id !== "") void this.#queue.cancel(id);
+        throw error;
+      };
+      let result: T | PromiseLike<T>;
+      try {
+        result = task();
+      } catch (error) {
+        return giveBack(error);
+      }
+      return Promise.resolve(result).then(undefined, giveBack);
+    });
   }
 
   /**

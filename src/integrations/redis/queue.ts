@@ -117,8 +117,9 @@ export class RedisQueue {
   readonly #sendSettle = (id: string, actual: Amounts): Promise<Reply | undefined> => this.cancels.settle(id, actual);
 
   /**
-   * A validated `acquire` (resolving to nothing) or `reserve` (`settles`: to a handle). `permits`
-   * of every policy, or `amounts` per policy (a reservation asked per dimension, `asked`).
+   * A validated `acquire` (resolving to nothing, or with `withId` to the id Redis granted, '' when
+   * the failure policy did) or `reserve` (`settles`: to a handle). `permits` of every policy, or
+   * `amounts` per policy (a reservation asked per dimension, `asked`).
    */
   request(
     permits: number,
@@ -127,16 +128,19 @@ export class RedisQueue {
     settles: boolean,
     asked: Permits = permits,
     amounts: readonly number[] | null = null,
+    withId = false,
   ): Promise<unknown> {
     if (this.store.isDown()) {
       const error = new RedisUnavailableError("reserve", "recent failure");
       const granted = this.unavailable(permits, maxWait, signal, error, asked);
-      return settles ? granted.then(() => this.handle("", asked, permits, amounts)) : granted;
+      return settles ? granted.then(() => this.handle("", asked, permits, amounts)) : withId ? granted.then(() => "") : granted;
     }
     const waiter = new Waiter(permits, maxWait, signal, settles, amounts, asked);
     const promise = new Promise<unknown>((resolve, reject) => {
       // the id read at the grant: the one Redis granted ('' when the failure policy did)
-      waiter.resolve = settles ? () => resolve(this.handle(waiter.id, asked, permits, amounts)) : () => resolve(undefined);
+      waiter.resolve = settles
+        ? () => resolve(this.handle(waiter.id, asked, permits, amounts))
+        : withId ? () => resolve(waiter.id) : () => resolve(undefined);
       waiter.reject = reject;
     });
     if (signal !== undefined) {
