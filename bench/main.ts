@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { environment } from "./lib/env.ts";
 import { ms, ns, percent, bytes, table } from "./lib/format.ts";
 import { keepMarkedBlocks, marked, markedBlocks, replaceBlock } from "./lib/marked.ts";
+import { readmeSummary } from "./lib/readme-summary.ts";
 import { canGc } from "./lib/measure.ts";
 import { saturationSvg } from "./lib/svg.ts";
 import { PEERS, type Peer, sluiceSmooth, sluiceWindow } from "./peers.ts";
@@ -181,7 +182,50 @@ function librariesTable(peers: readonly Peer[]): string {
   );
 }
 
+/** What a full run saves in `bench/figures.json`: enough to regenerate the README's summary (`--summary`). */
+interface Figures {
+  date: string;
+  checks: Check[];
+  collected: Omit<Collected, "saturation"> & { saturation?: { stats: SaturationStats[] } };
+}
+
+/** A full run rewrites the README's benchmark summary from its own figures (see lib/readme-summary.ts). */
+function writeReadmeSummary(f: Figures, cfg: Config): void {
+  const c = f.collected;
+  if (c.overhead === undefined || c.saturation === undefined || c.scale === undefined || c.growth === undefined || c.http === undefined) {
+    throw new Error("the README's summary needs a full run's figures");
+  }
+  const summary = readmeSummary({
+    date: f.date,
+    peers: PEERS,
+    reference: sluiceWindow,
+    overhead: c.overhead,
+    saturation: c.saturation.stats,
+    saturationOptions: cfg.saturation,
+    scale: c.scale,
+    growth: c.growth,
+    http: c.http,
+    httpOptions: cfg.http,
+    checks: f.checks,
+  });
+  const readme = fileURLToPath(new URL("../README.md", import.meta.url));
+  const text = readFileSync(readme, "utf8");
+  const start = "<!-- figures:bench -->";
+  const end = "<!-- /figures:bench -->";
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) throw new Error("README.md has no <!-- figures:bench --> block");
+  writeFileSync(readme, `${text.slice(0, from + start.length)}\n${summary}\n${text.slice(to)}`);
+  process.stderr.write("updated the benchmark summary in README.md\n");
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes("--summary")) {
+    // Regenerate the README's summary from the committed full run, without measuring anything.
+    const saved = JSON.parse(readFileSync(fileURLToPath(new URL("./figures.json", import.meta.url)), "utf8")) as Figures;
+    writeReadmeSummary(saved, config(false));
+    return;
+  }
   const { quick, only } = parseArgs(process.argv.slice(2));
   if (!canGc()) throw new Error("run with `node --expose-gc` (npm run bench does)");
   const cfg = config(quick);
@@ -295,6 +339,13 @@ async function main(): Promise<void> {
       log(`updated ${markedBlocks(generated).map((b) => b.name).join(", ")} in bench/RESULTS.md`);
     }
   }
+  const figures: Figures = {
+    date: env.date,
+    checks,
+    collected: { ...c, ...(c.saturation !== undefined && { saturation: { stats: c.saturation.stats } }) },
+  };
+  writeFileSync(`${outDir}figures.json`, `${JSON.stringify(figures)}\n`);
+  if (!quick && only.size === SECTIONS.length) writeReadmeSummary(figures, cfg);
   process.stdout.write(`${markdown}\n`);
   log(`wrote ${outDir}RESULTS.md${c.saturation === undefined ? "" : ` and ${outDir}saturation.svg`} (${ms(totalMs)})`);
 }
