@@ -125,13 +125,15 @@ export function readmeSummary(s: SummaryInput): string {
 
   // 4. HTTP: overhead over raw fetch, and a strict server at its documented limit.
   const h = s.http;
-  const pair = (id: string) => ["sequential", "concurrent"].map((m) => {
-    const v = overheadOf(h, m as "sequential" | "concurrent", id);
-    return v === undefined ? "—" : signed(v);
+  const pair = (id: string, withSpread = false) => (["sequential", "concurrent"] as const).map((m) => {
+    const v = overheadOf(h, m, id);
+    const iqr = h.spread?.[m][id]; // absent from runs saved before it was measured
+    if (v === undefined) return "—";
+    return withSpread && iqr !== undefined ? `${signed(v)} (${signed(iqr[0])} … ${signed(iqr[1])})` : signed(v);
   }).join(" / ");
   rows.push([
-    `throttled fetch overhead vs raw \`fetch\` (keep-alive server in a child process), sequential / ${s.httpOptions.overheadCallers} concurrent`,
-    `defaults ${pair("sluice")}; \`timeout: 60_000\` ${pair("sluice-timeout")}; own CPU per call ${num(h.ownCost.defaults)} µs; \`sluice/undici\` vs a plain Agent ${pair("agent-throttle")}`,
+    `throttled fetch overhead vs raw \`fetch\` (keep-alive server in a child process), sequential / ${s.httpOptions.overheadCallers} concurrent; in brackets the middle half of the per-round ratios`,
+    `defaults ${pair("sluice", true)}; \`timeout: 60_000\` ${pair("sluice-timeout")}; own CPU per call ${num(h.ownCost.defaults)} µs; \`sluice/undici\` vs a plain Agent ${pair("agent-throttle", true)}`,
     `ky ${pair("ky")}; raw \`fetch\` with a signal ${pair("fetch-signal")}`,
   ]);
   const mineStrict = h.strict["sluice"];

@@ -16,8 +16,8 @@ import { Agent, type Dispatcher } from "undici";
 import { throttle } from "../../src/integrations/undici/index.ts";
 import { SmoothLimiter } from "../../src/index.ts";
 import { ms, num, percent, table } from "../lib/format.ts";
-import { rotate, sleep } from "../lib/measure.ts";
-import { median, steadyUtilisation } from "../lib/stats.ts";
+import { gc, rotate, sleep } from "../lib/measure.ts";
+import { median, percentile, steadyUtilisation } from "../lib/stats.ts";
 import { createSluiceFetch, type FetchLike } from "../http/sluice-client.ts";
 import { startRemoteServer } from "../http/remote-server.ts";
 
@@ -163,6 +163,13 @@ export interface HttpResult {
    * cancels out (the baseline ran in the same round, next to it).
    */
   paired: Record<Mode, Record<string, number | undefined>>;
+  /** The 25th and 75th percentiles of those per-round ratios: how far one round's figure strays on this machine. */
+  spread: Record<Mode, Record<string, [number, number] | undefined>>;
+  /**
+   * The client process's CPU time (user + system) per request, µs, median over rounds: what each
+   * client costs the machine, steadier than wall time when other work shares the cores.
+   */
+  cpu: Record<Mode, Record<string, number | undefined>>;
   /**
    * sluice's own CPU cost per call, µs (median over rounds, 100 calls at a time): the throttled
    * fetch with a `fetch` that answers at once, minus that `fetch` alone — what the wrapper costs
@@ -182,7 +189,9 @@ const baselineOf = (c: Client): string => c.baseline ?? "fetch";
 export async function runHttp(o: HttpOptions, log: (line: string) => void): Promise<HttpResult> {
   const agents: Agents = { plain: new Agent(), throttled: new Agent().compose(throttle({ limiter: neverBinds() })) };
   const open = await startRemoteServer({ kind: "open" });
-  const samples = Object.fromEntries(MODES.map((m) => [m, Object.fromEntries(CLIENTS.map((c) => [c.id, [] as number[]]))])) as Record<Mode, Record<string, number[]>>;
+  const perCell = () => Object.fromEntries(MODES.map((m) => [m, Object.fromEntries(CLIENTS.map((c) => [c.id, [] as number[]]))])) as Record<Mode, Record<string, number[]>>;
+  const samples = perCell();
+  const cpuSamples = perCell();
   try {
     const calls = CLIENTS.map((c) => ({ id: c.id, call: c.make("open", o, agents) }));
     for (let round = 0; round < o.warmup + o.rounds; round++) {
@@ -190,9 +199,16 @@ export async function runHttp(o: HttpOptions, log: (line: string) => void): Prom
         const callers = mode === "sequential" ? 1 : o.overheadCallers;
         for (const { id, call } of rotate(calls, round)) {
           if (call === undefined) continue;
+          // Each cell starts from a collected heap: the garbage of the cell before is not charged to it.
+          gc();
           const t0 = performance.now();
+          const cpu0 = process.cpuUsage();
           await drive(call, open.url, callers, o.overheadRequests);
-          if (round >= o.warmup) samples[mode][id]!.push(((performance.now() - t0) * 1000) / o.overheadRequests);
+          if (round >= o.warmup) {
+            samples[mode][id]!.push(((performance.now() - t0) * 1000) / o.overheadRequests);
+            const cpu = process.cpuUsage(cpu0);
+            cpuSamples[mode][id]!.push((cpu.user + cpu.system) / o.overheadRequests);
+          }
         }
       }
       log(`  http overhead round ${round + 1}/${o.warmup + o.rounds}`);
@@ -204,11 +220,23 @@ export async function runHttp(o: HttpOptions, log: (line: string) => void): Prom
     const xs = samples[m][c.id]!;
     return [c.id, xs.length === 0 ? undefined : median(xs)];
   }))])) as HttpResult["overhead"];
-  const paired = Object.fromEntries(MODES.map((m) => [m, Object.fromEntries(CLIENTS.map((c) => {
+  const ratios = (m: Mode, c: Client): number[] | undefined => {
     const xs = samples[m][c.id]!;
     const base = samples[m][baselineOf(c)]!;
-    return [c.id, xs.length === 0 || xs.length !== base.length ? undefined : median(xs.map((x, i) => x / base[i]! - 1))];
+    return xs.length === 0 || xs.length !== base.length ? undefined : xs.map((x, i) => x / base[i]! - 1);
+  };
+  const paired = Object.fromEntries(MODES.map((m) => [m, Object.fromEntries(CLIENTS.map((c) => {
+    const r = ratios(m, c);
+    return [c.id, r === undefined ? undefined : median(r)];
   }))])) as HttpResult["paired"];
+  const spread = Object.fromEntries(MODES.map((m) => [m, Object.fromEntries(CLIENTS.map((c) => {
+    const r = ratios(m, c);
+    return [c.id, r === undefined ? undefined : [percentile(r, 25), percentile(r, 75)]];
+  }))])) as HttpResult["spread"];
+  const cpu = Object.fromEntries(MODES.map((m) => [m, Object.fromEntries(CLIENTS.map((c) => {
+    const xs = cpuSamples[m][c.id]!;
+    return [c.id, xs.length === 0 ? undefined : median(xs)];
+  }))])) as HttpResult["cpu"];
 
   const strict: HttpResult["strict"] = {};
   const server = await startRemoteServer({ kind: "strict", limit: o.limit, window: o.window });
@@ -232,7 +260,7 @@ export async function runHttp(o: HttpOptions, log: (line: string) => void): Prom
     await server.close();
     await Promise.all([agents.plain.close(), agents.throttled.close()]);
   }
-  return { overhead, paired, ownCost: await ownCost(o), strict };
+  return { overhead, paired, spread, cpu, ownCost: await ownCost(o), strict };
 }
 
 /** See {@link HttpResult.ownCost}. */
@@ -256,18 +284,24 @@ async function ownCost(o: HttpOptions): Promise<HttpResult["ownCost"]> {
 
 export function httpMarkdown(r: HttpResult, o: HttpOptions): string {
   const over = table(
-    ["Client", "Configuration", ...MODES.flatMap((m) => [`${m}: µs per request`, `${m}: overhead`])],
+    ["Client", "Configuration", ...MODES.flatMap((m) => [`${m}: µs per request`, `${m}: overhead (middle half of rounds)`, `${m}: client CPU µs per request`])],
     CLIENTS.map((c) => [
       c.label,
       c.config,
       ...MODES.flatMap((m) => {
         const v = r.overhead[m][c.id];
         const over = overheadOf(r, m, c.id);
+        const iqr = r.spread[m][c.id];
+        const cpu = r.cpu[m][c.id];
         const vs = c.baseline === undefined ? "" : " vs Agent";
-        return v === undefined ? ["—", "—"] : [num(v), c.id === "fetch" || c.id === "agent" ? "(baseline)" : over === undefined ? "—" : `${over >= 0 ? "+" : ""}${percent(over)}${vs}`];
+        const signed = (x: number) => `${x >= 0 ? "+" : ""}${percent(x)}`;
+        const overCell = c.id === "fetch" || c.id === "agent"
+          ? "(baseline)"
+          : over === undefined ? "—" : `${signed(over)}${vs}${iqr === undefined ? "" : ` (${signed(iqr[0])} … ${signed(iqr[1])})`}`;
+        return v === undefined ? ["—", "—", "—"] : [num(v), overCell, cpu === undefined ? "—" : num(cpu)];
       }),
     ]),
-    ["l", "l", "r", "r", "r", "r"],
+    ["l", "l", "r", "r", "r", "r", "r", "r"],
   );
   const strictClients = CLIENTS.filter((c) => r.strict[c.id] !== undefined);
   const strict = table(
@@ -283,7 +317,8 @@ export function httpMarkdown(r: HttpResult, o: HttpOptions): string {
     `Open server (keep-alive, in a child process), limit never binds: ${o.overheadRequests.toLocaleString("en-US")} requests per cell, ` +
       `sequential (1 caller) and ${o.overheadCallers} concurrent callers, median of ${o.rounds} interleaved rounds. ` +
       "Overhead is relative to raw `fetch` (the undici interceptor: relative to the plain Agent), the median over rounds of the ratio within each round " +
-      "(paired: the clients of a round ran one after another under the same load).",
+      "(paired: the clients of a round ran one after another under the same load); in brackets the 25th and 75th percentiles of those per-round ratios, " +
+      "which show how far a single round strays on this machine. Client CPU: the bench process's user + system time per request (the server runs in its own process).",
     "",
     over,
     "",
