@@ -109,6 +109,38 @@ describe("harder cases", () => {
     }
   });
 
+  test("4 clients starting 0.5–2 s apart on one 20/s quota, 120 s: few 429s, but unequal shares stay unequal (Jain's index 0.62–0.88, pinned: a known weakness)", async () => {
+    // The bench's fleet starts its processes within a few hundred ms of each other and measures
+    // 0.72–0.86; this is that case, pinned. A client that starts later slow-starts into a full quota,
+    // and whichever ends its search highest keeps the larger share: past its known rate each client
+    // probes along its own cubic curve (slowly: its K is 300 of its own requests, at most 60 s), so
+    // growth is proportional to the rate and nothing pulls the shares together. Tried and rejected
+    // (2026-11-24): a K that does not shrink with the rate (0.83–0.93 but 1.6–2.5 % 429s in
+    // steady state), recovering a cut client to its old rate instead of a plateau (no change).
+    const fairness: number[] = [];
+    for (const seed of [1, 2, 3]) {
+      const r = await simulate({
+        server: new SlidingLogServer({ limit: 20, headers: ["retry-after"] }),
+        realRate: 20,
+        clients: 4,
+        callers: 10,
+        duration: 120_000,
+        latency: { min: 20, max: 80 },
+        seed,
+        viaFetch: true,
+        startAt: [0, 500, 1000, 2000],
+      });
+      console.info(`fleet of 4 starting apart, seed ${seed}: ${figures(r)}, fairness ${r.fairness.toFixed(3)} (${r.perClient.join("/")})`);
+      expect(r.share429).toBeLessThanOrEqual(0.01);
+      expect(r.steady429).toBeLessThanOrEqual(0.005);
+      expect(r.utilisation).toBeGreaterThanOrEqual(0.9);
+      fairness.push(r.fairness);
+    }
+    // Pinned at today's figures: a change that makes the shares fairer fails here and updates the README.
+    expect(Math.min(...fairness)).toBeGreaterThanOrEqual(0.6);
+    expect(Math.min(...fairness)).toBeLessThan(0.7);
+  });
+
   test("a raised limit is rediscovered (10 → 20 req/s at 60 s)", async () => {
     const r = await simulate({ server: new SlidingLogServer({ limit: R, changes: [{ at: 60_000, limit: 2 * R }] }), realRate: R, callers: 40, duration: 180_000 });
     console.info(`step up: 429 ${(100 * r.share429).toFixed(1)} %, accepted 120–180 s ${r.acceptedRate(120_000, 180_000).toFixed(1)}/s`);

@@ -35,6 +35,8 @@ export interface Sim {
   viaFetch?: boolean;
   /** Utilisation is counted from this time on, ms. @default 10000 */
   from?: number;
+  /** When each client's callers start, ms (as processes that start apart). @default all at 0 */
+  startAt?: readonly number[];
 }
 
 export interface SimResult {
@@ -76,7 +78,12 @@ export async function simulate(s: Sim): Promise<SimResult> {
     if (response.status !== 429 && response.status !== 503 && clock.now() < s.duration) accepted[i]!++;
     return response;
   };
+  const startOf = (i: number) => {
+    const at = s.startAt?.[i] ?? 0;
+    return at > 0 ? new Promise<void>((resolve) => clock.setTimeout(resolve, at)) : Promise.resolve();
+  };
   const caller = async (limiter: AdaptiveLimiter, i: number) => {
+    await startOf(i);
     const send = counted(i);
     while (clock.now() < s.duration) {
       await sendAdaptive(limiter, () => send("https://api.example.com/"));
@@ -95,6 +102,7 @@ export async function simulate(s: Sim): Promise<SimResult> {
       wallClock: () => clock.now(),
     });
     return Array.from({ length: s.callers }, async () => {
+      await startOf(i);
       while (clock.now() < s.duration) await (await api("https://api.example.com/")).arrayBuffer();
     });
   };
