@@ -110,8 +110,9 @@ describe("harder cases", () => {
   });
 
   test("4 clients starting 0.5–2 s apart on one 20/s quota, 120 s: few 429s, but unequal shares stay unequal (Jain's index 0.62–0.88, pinned: a known weakness)", async () => {
-    // The bench's fleet starts its processes within a few hundred ms of each other and measures
-    // 0.72–0.86; this is that case, pinned. A client that starts later slow-starts into a full quota,
+    // Until 2026-11-24 the real-time bench's fleet processes began as each finished loading (up to a
+    // second apart) and measured 0.72–0.86; they now wait for a common start (0.90–0.99). This pins
+    // the staggered case. A client that starts later slow-starts into a full quota,
     // and whichever ends its search highest keeps the larger share: past its known rate each client
     // probes along its own cubic curve (slowly: its K is 300 of its own requests, at most 60 s), so
     // growth is proportional to the rate and nothing pulls the shares together. Tried and rejected
