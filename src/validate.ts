@@ -159,6 +159,60 @@ export function optionsObject<T extends object>(name: string, value: T | undefin
 }
 
 /**
+ * Throws a TypeError naming the first key of `options` that is not in `known`, with the nearest known
+ * name when one is close: a misspelt option (`intervall`, `brust`) would otherwise be ignored without
+ * a word and its default used. Only for option bags read once (constructors, factories), never on a
+ * per-call path.
+ *
+ * @example
+ * ```ts
+ * onlyKnown("WindowLimiter", { limit: 5, intervall: 1000 }, ["limit", "interval"]);
+ * // TypeError: `intervall` is not an option of WindowLimiter (did you mean `interval`?)
+ * ```
+ */
+export function onlyKnown(owner: string, options: object, known: readonly string[]): void {
+  for (const name of Object.keys(options)) {
+    if (known.includes(name)) continue;
+    let near: string | undefined;
+    let best = Infinity;
+    for (const k of known) {
+      const d = editDistance(k.toLowerCase(), name.toLowerCase());
+      if (d < best && d <= (k.length < 5 ? 1 : 2)) [near, best] = [k, d];
+    }
+    throw new TypeError(`\`${name}\` is not an option of ${owner}${near === undefined ? "" : ` (did you mean \`${near}\`?)`}`);
+  }
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions), for {@link onlyKnown}'s hint. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/**
+ * Every key of `T`, checked by the compiler: `keysOf<Options>()("a", "b")` fails to compile when
+ * `Options` has a key not listed (or a listed one it lacks), so a list for {@link onlyKnown} cannot
+ * fall behind its interface.
+ *
+ * @example
+ * ```ts
+ * const KNOWN = keysOf<{ limit?: number; interval?: number }>()("limit", "interval");
+ * ```
+ */
+export function keysOf<T>() {
+  return <const K extends readonly (keyof T & string)[]>(
+    ...keys: K & ([Exclude<keyof T & string, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T & string, K[number]> })
+  ): readonly string[] => keys;
+}
+
+/**
  * A permit count: a safe integer from 1 to `max`, the most a limiter can ever grant (a larger
  * request could only wait forever, so it is refused at once).
  */

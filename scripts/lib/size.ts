@@ -130,19 +130,21 @@ export const CORE_EXPORTS = [
 /**
  * Budget for the limiter core, min+gzip. Set at 7 KiB when the core was 5.9 KiB; reservations,
  * priorities, stats and events, live limits and the combine-starvation fix took it to 13.9 KiB
- * (2026-11-23). The budget is today's size plus about 3 %, so growth is caught.
+ * (2026-11-23), rejecting misspelt options (with a did-you-mean hint) to 15.0 KiB (2026-11-24: +0.6 KiB,
+ * a third of it the hint). The budget is today's size plus about 1.5 %, so growth is caught.
  */
-export const CORE_BUDGET = 14.6 * 1024;
+export const CORE_BUDGET = 15.2 * 1024;
 
 
 /**
  * Budget for a user who imports only `createThrottledFetch` (with everything it needs: the limiter
  * it makes for `limit`/`interval`, the header parsers, the retry loop, and what its options reach:
  * adaptive rates, concurrency slots, costs), min+gzip. The goal is ≤ 10 KiB (ky is 8.7 KiB); it
- * measures 27.7 KiB (2026-11-23), so the budget is today's size with a little room (1 %), to catch
+ * measures 30.2 KiB (2026-11-24; 27.7 KiB on 2026-11-23, then the adaptive fixes and rejecting
+ * misspelt options), so the budget is today's size with a little room (1 %), to catch
  * growth while the goal stays open. `node scripts/size-modules.ts` shows why the goal needs an API
  * decision rather than trimming (README "Size").
  */
-export const FETCH_ONLY_BUDGET = 30 * 1024;
+export const FETCH_ONLY_BUDGET = 30.6 * 1024;
 /** The goal for {@link FETCH_ONLY_BUDGET}, printed beside the measurement. */
 export const FETCH_ONLY_GOAL = 10 * 1024;

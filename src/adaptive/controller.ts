@@ -34,7 +34,8 @@
  * @module
  */
 import { CUT_TRUST, cubicRate, curveK, cutFactor, MAX_STEP, SEARCH_STEP, START_STEP } from "./curve.ts";
-import { type AdaptiveOptions, resolveAdaptiveOptions, type ResolvedAdaptiveOptions } from "./options.ts";
+import { ADAPTIVE_OPTIONS, type AdaptiveOptions, resolveAdaptiveOptions, type ResolvedAdaptiveOptions } from "./options.ts";
+import { onlyKnown, optionsObject } from "../validate.ts";
 import { type SendRecord, SendLog } from "./send-log.ts";
 import type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
 import { PauseWindows } from "./windows.ts";
@@ -110,6 +111,7 @@ export class AdaptiveController {
    * @throws {RangeError | TypeError} when an option is invalid, naming it and its value.
    */
   constructor(options: AdaptiveOptions | undefined, now: number) {
+    onlyKnown("AdaptiveController", optionsObject("options", options), ADAPTIVE_OPTIONS);
     this.#o = resolveAdaptiveOptions(options);
     this.#maxRate = this.#o.maxRate;
     this.#rate = this.#o.initialRate;

@@ -20,9 +20,9 @@ import type { LimiterEvents } from "../limiters/events.ts";
 import { withRateReason } from "../limiters/set-limit.ts";
 import { SmoothLimiter } from "../limiters/smooth.ts";
 import type { LimiterStats } from "../limiters/stats.ts";
-import { describeValue, optionsObject, requireFunction } from "../validate.ts";
+import { describeValue, keysOf, onlyKnown, optionsObject, requireFunction } from "../validate.ts";
 import { AdaptiveController, type Advice, type RateChange, type ResponseOutcome, type SendTag } from "./controller.ts";
-import type { AdaptiveOptions } from "./options.ts";
+import { type AdaptiveOptions, pickAdaptive } from "./options.ts";
 
 /**
  * Options of {@link AdaptiveLimiter}: the controller's knobs (rates in requests per second) and the
@@ -42,6 +42,11 @@ export interface AdaptiveLimiterOptions extends AdaptiveOptions, BaseLimiterOpti
    */
   wallClock?: () => number;
 }
+
+const LIMITER_OPTIONS = keysOf<AdaptiveLimiterOptions>()(
+  "maxRate", "initialRate", "minRate", "decrease", "probeInterval", "limitWindow",
+  "onChange", "wallClock", "clock", "maxQueue", "maxWait", "priorityAging",
+);
 
 /**
  * A limiter that learns the server's rate: it starts conservatively (or at the rate it was told),
@@ -72,12 +77,20 @@ export class AdaptiveLimiter implements Limiter {
    */
   constructor(options: AdaptiveLimiterOptions = {}) {
     const o = optionsObject("options", options);
+    onlyKnown("AdaptiveLimiter", o, LIMITER_OPTIONS);
     const clock = resolveClock(o.clock);
     this.#onChange = o.onChange === undefined ? undefined : requireFunction("onChange", o.onChange);
     this.#wallClock = o.wallClock === undefined ? Date.now : requireFunction("wallClock", o.wallClock);
-    this.#controller = new AdaptiveController(o, clock.now());
+    this.#controller = new AdaptiveController(pickAdaptive(o), clock.now());
     this.#clock = clock;
-    this.#inner = new SmoothLimiter({ limit: this.#controller.rate, interval: 1000, clock, maxQueue: o.maxQueue, maxWait: o.maxWait });
+    this.#inner = new SmoothLimiter({
+      limit: this.#controller.rate,
+      interval: 1000,
+      clock,
+      maxQueue: o.maxQueue,
+      maxWait: o.maxWait,
+      priorityAging: o.priorityAging,
+    });
   }
 
   /** The current rate, requests per second. */
@@ -177,6 +190,7 @@ export class AdaptiveLimiter implements Limiter {
    */
   setLimit(options: { limit: number; interval?: number }): void {
     const o = optionsObject("options", options);
+    onlyKnown("setLimit()", o, ["limit", "interval"]);
     if (typeof o.limit !== "number") throw new TypeError(`\`limit\` must be a number, got ${describeValue(o.limit)}`);
     if (!(o.limit > 0 && Number.isFinite(o.limit))) throw new RangeError(`\`limit\` must be a positive finite number, got ${describeValue(o.limit)}`);
     const interval = o.interval ?? 1000;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeValue, optionsObject } from "../validate.ts";
+import { describeValue, keysOf, optionsObject } from "../validate.ts";
 
 /**
  * Options of {@link AdaptiveController} (and of `AdaptiveLimiter`, which adds the limiter's own).
@@ -93,6 +93,20 @@ function rate(name: string, value: unknown, allowInfinity: boolean): number {
     throw new RangeError(`\`${name}\` must be ${what}, got ${describeValue(value)}`);
   }
   return value;
+}
+
+/** The options of the controller itself (`AdaptiveOptions`), for `onlyKnown` and for picking them out of a wider bag. @internal */
+export const ADAPTIVE_OPTIONS = keysOf<AdaptiveOptions>()("maxRate", "initialRate", "minRate", "decrease", "probeInterval", "limitWindow");
+
+/**
+ * The controller's options out of a wider bag (a limiter's, a fetch's `adaptive`): only those, so
+ * the controller can reject the rest as typos.
+ * @internal
+ */
+export function pickAdaptive(o: AdaptiveOptions): AdaptiveOptions {
+  const picked: Record<string, unknown> = {};
+  for (const name of ADAPTIVE_OPTIONS) if ((o as Record<string, unknown>)[name] !== undefined) picked[name] = (o as Record<string, unknown>)[name];
+  return picked as AdaptiveOptions;
 }
 
 /**

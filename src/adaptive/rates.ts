@@ -13,7 +13,7 @@ import { KeyedLimiter } from "../limiters/keyed.ts";
 import type { AcquireOptions } from "../limiters/limiter.ts";
 import type { Reservation } from "../limiters/reservation.ts";
 import { MaxWaitExceededError } from "../errors.ts";
-import { optionsObject, requireFunction } from "../validate.ts";
+import { keysOf, onlyKnown, optionsObject, requireFunction } from "../validate.ts";
 import type { RateChange } from "./controller.ts";
 import { AdaptiveLimiter } from "./limiter.ts";
 import { type AdaptiveOptions, resolveAdaptiveOptions } from "./options.ts";
@@ -30,6 +30,11 @@ export interface KeyedRateChange extends RateChange {
   /** The key whose rate changed (by default the request's origin). */
   readonly key: string;
 }
+
+/** See `onlyKnown`: a key outside these is a typo. */
+const RATES_OPTIONS = keysOf<AdaptiveRatesOptions>()(
+  "maxRate", "initialRate", "minRate", "decrease", "probeInterval", "limitWindow", "onChange", "clock", "wallClock",
+);
 
 /**
  * Options of {@link AdaptiveRates}, and of the `adaptive` option of `createThrottledFetch` and
@@ -78,6 +83,7 @@ export class AdaptiveRates {
    */
   constructor(options: AdaptiveRatesOptions = {}) {
     const o = optionsObject("adaptive", options);
+    onlyKnown("`adaptive`", o, RATES_OPTIONS);
     resolveAdaptiveOptions(o); // validated now, not at the first request
     this.#options = {
       maxRate: o.maxRate,

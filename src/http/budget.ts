@@ -18,7 +18,7 @@
  * @module
  */
 import { HTTP_DEFAULTS } from "./defaults.ts";
-import { nonNegativeFinite, nonNegativeInteger, optionsObject } from "../validate.ts";
+import { keysOf, nonNegativeFinite, nonNegativeInteger, onlyKnown, optionsObject } from "../validate.ts";
 
 const SCALE = 1_000_000;
 
@@ -59,6 +59,7 @@ export class RetryBudget {
   /** Creates a budget; share one instance between throttled fetches to bound their retries together. */
   constructor(options?: RetryBudgetOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("RetryBudget", o, keysOf<RetryBudgetOptions>()("ratio", "reserve"));
     const ratio = nonNegativeFinite("ratio", o.ratio ?? HTTP_DEFAULTS.retry.budget.ratio);
     const reserve = nonNegativeInteger("reserve", o.reserve ?? HTTP_DEFAULTS.retry.budget.reserve);
     this.#ratio = Math.round(ratio * SCALE);

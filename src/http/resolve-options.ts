@@ -17,7 +17,9 @@ import {
   describeValue,
   nonNegativeFinite,
   nonNegativeInteger,
+  keysOf,
   nonNegativeOrInfinity,
+  onlyKnown,
   optionsObject,
   positiveInteger,
   requireFunction,
@@ -28,6 +30,16 @@ import type { RetryPolicy } from "./retry.ts";
 import { concurrencyFor, rateOf } from "./slots.ts";
 import { resolveCosts, type ResolvedCosts } from "./costs.ts";
 import type { FetchLike, IdempotencyKeyOptions, RetryOptions, ThrottledFetchOptions } from "./options.ts";
+
+/** Every option of the fetch, of `retry` and of `idempotencyKey`: a key outside them is a typo (see `onlyKnown`). */
+const FETCH_OPTIONS = keysOf<ThrottledFetchOptions>()(
+  "limiter", "limit", "interval", "key", "adaptive", "fetch", "permits", "cost", "settle", "maxConcurrent", "slotTimeout",
+  "priority", "maxWait", "retry", "timeout", "totalTimeout", "lenientRetryAfter", "rateLimitHeaders", "idempotencyKey",
+  "onThrottle", "onRetry", "onResponse", "clock", "wallClock", "random",
+);
+const RETRY_OPTIONS = keysOf<RetryOptions>()(
+  "limit", "methods", "statusCodes", "maxRetryAfter", "backoff", "budget", "shouldRetry", "pauseDimensions", "delay",
+);
 
 /** The settings the loop reads. @internal */
 export interface ResolvedOptions {
@@ -129,6 +141,7 @@ function resolveIdempotencyKey(value: unknown): ResolvedOptions["idempotencyKey"
   if (value === undefined) value = HTTP_DEFAULTS.idempotencyKey;
   if (value === false) return undefined;
   const o = value === true ? {} : optionsObject("idempotencyKey", value as IdempotencyKeyOptions);
+  onlyKnown("`idempotencyKey`", o, keysOf<IdempotencyKeyOptions>()("header", "generate"));
   const header = o.header ?? HTTP_DEFAULTS.idempotencyKeyHeader;
   if (typeof header !== "string" || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
     throw new TypeError(`\`idempotencyKey.header\` must be a header name, got ${describeValue(header)}`);
@@ -158,6 +171,7 @@ function resolveAdaptive(value: unknown, clock: Clock, wallClock: () => number):
 /** Validates `options` and fills in the defaults. @internal */
 export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions {
   const o = optionsObject("options", options);
+  onlyKnown("createThrottledFetch()", o, FETCH_OPTIONS);
   // Timers run on the limiter's clock unless told otherwise, so a ManualClock limiter needs nothing more.
   const limiterClock = o.limiter instanceof GatedLimiter ? o.limiter[INTERNALS].clock : undefined;
   const clock = resolveClock(o.clock ?? limiterClock);
@@ -191,8 +205,10 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
   const r = typeof o.retry === "number"
     ? { limit: o.retry }
     : optionsObject("retry", o.retry);
+  onlyKnown("`retry`", r, RETRY_OPTIONS);
   const d = HTTP_DEFAULTS.retry;
   const backoff = optionsObject("retry.backoff", r.backoff);
+  onlyKnown("`retry.backoff`", backoff, ["base", "cap"]);
   const base = nonNegativeFinite("retry.backoff.base", backoff.base ?? d.backoff.base);
   const cap = nonNegativeFinite("retry.backoff.cap", backoff.cap ?? d.backoff.cap);
   const maxRetryAfter = nonNegativeFinite("retry.maxRetryAfter", r.maxRetryAfter ?? d.maxRetryAfter);

@@ -23,7 +23,7 @@
 import { type BaseLimiterOptions, GatedLimiter, INTERNALS } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
 import type { Dimensions } from "./reservation.ts";
-import { describeValue, optionsObject } from "../validate.ts";
+import { describeValue, keysOf, onlyKnown, optionsObject } from "../validate.ts";
 
 /**
  * Options of a {@link CombinedLimiter}. The clock is the members' (they must share one).
@@ -106,6 +106,7 @@ export class CombinedLimiter extends GatedLimiter {
   constructor(limiters: readonly GatedLimiter[] | NamedLimiters, options?: CombinedLimiterOptions) {
     const [members, names] = checkMembers(limiters);
     const o = optionsObject("options", options);
+    onlyKnown("CombinedLimiter", o, keysOf<CombinedLimiterOptions>()("maxQueue", "maxWait", "priorityAging"));
     const policies = [...new Set<Policy>(members.flatMap((m) => m[INTERNALS].policies))];
     const clock = members[0]![INTERNALS].clock;
     super(policies, { ...o, clock });
@@ -165,6 +166,10 @@ export function combine(...limiters: GatedLimiter[]): CombinedLimiter;
 export function combine(limiters: NamedLimiters): CombinedLimiter;
 export function combine(...limiters: unknown[]): CombinedLimiter {
   const first = limiters[0];
+  if (limiters.length === 1 && typeof first === "object" && first !== null && Object.getPrototypeOf(first) === Object.prototype &&
+    Object.keys(first).length === 0) {
+    throw new RangeError("`limiters` must name at least one limiter (`combine({ requests, tokens })`), got an empty object");
+  }
   // Named dimensions: a plain object holding limiters (anything else is checked as a list member,
   // so a look-alike limiter passed by mistake is named as `limiters[0]`).
   if (limiters.length === 1 && typeof first === "object" && first !== null &&

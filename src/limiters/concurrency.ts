@@ -17,9 +17,9 @@
  *
  * @module
  */
-import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
+import { BASE_OPTIONS, type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
-import { optionsObject, positiveInteger } from "../validate.ts";
+import { keysOf, onlyKnown, optionsObject, positiveInteger } from "../validate.ts";
 
 /**
  * Options of {@link ConcurrencyLimiter}.
@@ -108,6 +108,7 @@ export class ConcurrencyLimiter extends GatedLimiter {
    */
   constructor(options: ConcurrencyLimiterOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("ConcurrencyLimiter", o, keysOf<ConcurrencyLimiterOptions>()(...BASE_OPTIONS, "limit"));
     const limit = positiveInteger("limit", o.limit);
     super([new ConcurrencyPolicy(limit)], { ...o, clock: resolveClock(o.clock) });
   }

@@ -16,9 +16,9 @@
  * @module
  */
 import { CLOCK_ORIGIN, windowIndex, windowStart } from "./aligned-windows.ts";
-import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
+import { BASE_OPTIONS, type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import { type AdjustablePolicy, type SetLimitOptions, setWindowLimit } from "./set-limit.ts";
-import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
+import { keysOf, onlyKnown, optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /**
  * Options of {@link FixedWindowLimiter}.
@@ -128,6 +128,7 @@ export class FixedWindowLimiter extends GatedLimiter {
    */
   constructor(options: FixedWindowLimiterOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("FixedWindowLimiter", o, keysOf<FixedWindowLimiterOptions>()(...BASE_OPTIONS, "limit", "interval"));
     const limit = positiveInteger("limit", o.limit);
     const interval = timeInterval("interval", o.interval);
     const clock = resolveClock(o.clock);

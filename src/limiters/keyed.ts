@@ -27,7 +27,7 @@ import type { Policy } from "./policy.ts";
 import type { Permits, Reservation, ReserveOptions } from "./reservation.ts";
 import { type LimiterEventType, LimiterEvents } from "./events.ts";
 import type { LimiterStats } from "./stats.ts";
-import { describeValue, nonNegativeOrInfinity, optionsObject, positiveInteger, requireFunction } from "../validate.ts";
+import { describeValue, keysOf, nonNegativeOrInfinity, onlyKnown, optionsObject, positiveInteger, requireFunction } from "../validate.ts";
 
 const EVENT_TYPES: readonly LimiterEventType[] = ["grant", "refuse", "abort", "pause", "ratechange"];
 
@@ -127,6 +127,7 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
    */
   constructor(options: KeyedLimiterOptions<K, L>) {
     const o = optionsObject("options", options);
+    onlyKnown("KeyedLimiter", o, keysOf<KeyedLimiterOptions<K, L>>()("create", "maxKeys", "idleTimeout", "clock"));
     this.#create = requireFunction("create", o.create as (key: K) => L);
     this.#maxKeys = positiveInteger("maxKeys", o.maxKeys ?? LIMITER_DEFAULTS.maxKeys);
     this.#idleTimeout = nonNegativeOrInfinity("idleTimeout", o.idleTimeout ?? LIMITER_DEFAULTS.idleTimeout);

@@ -32,6 +32,9 @@ import { eventsOf, grantedAtOnce, type LimiterStats, notePause, refused, snapsho
 
 export type { AcquireOptions, BaseLimiterOptions, Limiter, ScheduleOptions };
 
+/** The options every built-in limiter takes (`BaseLimiterOptions`), for each one's `onlyKnown` list. @internal */
+export const BASE_OPTIONS = ["clock", "maxQueue", "maxWait", "priorityAging"] as const satisfies readonly (keyof BaseLimiterOptions)[];
+
 /** Checks a `clock` option and falls back to {@link systemClock}. @internal */
 export function resolveClock(clock: unknown): Clock {
   if (clock === undefined) return systemClock;

@@ -12,7 +12,7 @@
  */
 import { INTERNALS, type GatedLimiter } from "./limiter.ts";
 import { noteRate } from "./stats.ts";
-import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
+import { keysOf, onlyKnown, optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 import type { Policy } from "./policy.ts";
 
 /**
@@ -103,6 +103,7 @@ export function setWindowLimit(
   options: SetLimitOptions,
 ): void {
   const o = optionsObject("options", options);
+  onlyKnown("setLimit()", o, keysOf<SetLimitOptions>()("limit", "interval"));
   const limit = positiveInteger("limit", o.limit);
   const interval = o.interval === undefined ? policy.interval : timeInterval("interval", o.interval);
   applyLimit(limiter, policy, limit, interval, true);

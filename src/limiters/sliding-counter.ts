@@ -17,9 +17,9 @@
  * @module
  */
 import { CLOCK_ORIGIN, windowIndex, windowStart } from "./aligned-windows.ts";
-import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
+import { BASE_OPTIONS, type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import { type AdjustablePolicy, type SetLimitOptions, setWindowLimit } from "./set-limit.ts";
-import { optionsObject, positiveInteger, timeInterval } from "../validate.ts";
+import { keysOf, onlyKnown, optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /** Absorbs float rounding at the exact instant the estimate reaches the limit (far below one permit). */
 const EPSILON = 1e-9;
@@ -160,6 +160,7 @@ export class SlidingCounterLimiter extends GatedLimiter {
    */
   constructor(options: SlidingCounterLimiterOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("SlidingCounterLimiter", o, keysOf<SlidingCounterLimiterOptions>()(...BASE_OPTIONS, "limit", "interval"));
     const limit = positiveInteger("limit", o.limit);
     const interval = timeInterval("interval", o.interval);
     const clock = resolveClock(o.clock);

@@ -19,10 +19,10 @@
  * @module
  */
 import { LIMITER_DEFAULTS } from "./defaults.ts";
-import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
+import { BASE_OPTIONS, type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
 import { type AdjustablePolicy, applyLimit, type SetLimitOptions } from "./set-limit.ts";
-import { MIN_INTERVAL, nonNegativeInteger, optionsObject, positiveFinite, timeInterval } from "../validate.ts";
+import { keysOf, MIN_INTERVAL, nonNegativeInteger, onlyKnown, optionsObject, positiveFinite, timeInterval } from "../validate.ts";
 
 /**
  * Options of {@link SmoothLimiter}.
@@ -228,6 +228,7 @@ export class SmoothLimiter extends GatedLimiter {
    */
   constructor(options: SmoothLimiterOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("SmoothLimiter", o, keysOf<SmoothLimiterOptions>()(...BASE_OPTIONS, "limit", "interval", "burst", "initialPermits"));
     const limit = positiveFinite("limit", o.limit);
     const interval = timeInterval("interval", o.interval ?? LIMITER_DEFAULTS.interval);
     // Whole permits keep `count` integer-valued, which is what makes `nextFree` exact.
@@ -270,6 +271,7 @@ export class SmoothLimiter extends GatedLimiter {
    */
   setLimit(options: SetLimitOptions): void {
     const o = optionsObject("options", options);
+    onlyKnown("setLimit()", o, keysOf<SetLimitOptions>()("limit", "interval"));
     const limit = positiveFinite("limit", o.limit);
     const interval = o.interval === undefined ? this.#policy.interval : timeInterval("interval", o.interval);
     checkSpacing(limit, interval, this.#burst);

@@ -26,9 +26,9 @@
  *
  * @module
  */
-import { type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
+import { BASE_OPTIONS, type BaseLimiterOptions, GatedLimiter, resolveClock } from "./limiter.ts";
 import { type AdjustablePolicy, type SetLimitOptions, setWindowLimit } from "./set-limit.ts";
-import { describeValue, optionsObject, positiveInteger, timeInterval } from "../validate.ts";
+import { describeValue, keysOf, onlyKnown, optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 
 /**
  * Options of {@link WindowLimiter}.
@@ -287,6 +287,7 @@ export class WindowLimiter extends GatedLimiter {
    */
   constructor(options: WindowLimiterOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("WindowLimiter", o, keysOf<WindowLimiterOptions>()(...BASE_OPTIONS, "limit", "interval", "countFrom"));
     const limit = positiveInteger("limit", o.limit);
     const interval = timeInterval("interval", o.interval);
     const countFrom = o.countFrom ?? "grant";

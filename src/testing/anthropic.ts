@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { describeValue, optionsObject } from "../validate.ts";
+import { describeValue, keysOf, onlyKnown, optionsObject } from "../validate.ts";
 import { SeededRandom } from "./random.ts";
 import type { ServerContext, SimulatedReply, SimulatedServer } from "./server.ts";
 import { TokenBucketServer } from "./token-bucket.ts";
@@ -97,6 +97,7 @@ export class AnthropicSimulator implements SimulatedServer {
   /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: AnthropicSimulatorOptions = {}) {
     const o = optionsObject("options", options);
+    onlyKnown("AnthropicSimulator", o, keysOf<AnthropicSimulatorOptions>()("limits", "outputCharge", "outputTokens", "epochMs", "seed"));
     const l = o.limits ?? { rpm: 50, inputTpm: 30_000, outputTpm: 8_000 };
     if (typeof l !== "object" || l === null) throw new TypeError(`\`limits\` must be { rpm, inputTpm, outputTpm }, got ${describeValue(l)}`);
     this.#limits = { rpm: perMinute("limits.rpm", l.rpm), inputTpm: perMinute("limits.inputTpm", l.inputTpm), outputTpm: perMinute("limits.outputTpm", l.outputTpm) };

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { describeValue, nonNegativeFinite, optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+import { describeValue, keysOf, nonNegativeFinite, onlyKnown, optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
 import { SeededRandom } from "./random.ts";
 import {
   checkCall, checkChanges, decision, limitAt, resolveHeaders,
@@ -67,6 +67,7 @@ export class FixedWindowServer implements MeteredModel {
   /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: FixedWindowOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("FixedWindowServer", o, keysOf<FixedWindowOptions>()("limit", "interval", "phase", "seed", "countRejected", "changes", "headers", "policy", "epochMs", "status"));
     this.#h = resolveHeaders(o);
     this.#limit = positiveInteger("limit", o.limit);
     this.#interval = positiveFinite("interval", o.interval ?? 1000);

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { describeValue, optionsObject, positiveInteger } from "../validate.ts";
+import { describeValue, keysOf, onlyKnown, optionsObject, positiveInteger } from "../validate.ts";
 import type { ServerContext, SimulatedReply, SimulatedServer } from "./server.ts";
 import { SlidingLogServer } from "./sliding-log.ts";
 import { ceilSeconds } from "./decision.ts";
@@ -130,6 +130,7 @@ export class GitHubSimulator implements SimulatedServer {
   /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: GitHubSimulatorOptions = {}) {
     const o = optionsObject("options", options);
+    onlyKnown("GitHubSimulator", o, keysOf<GitHubSimulatorOptions>()("resources", "primaryStatus", "secondaryStatus", "maxConcurrent", "contentCreation", "graphqlCost", "respond", "secondaryLimit", "epochMs"));
     const r = optionsObject("resources", o.resources);
     const quota = (name: GitHubResource, fallback: GitHubQuota): GitHubQuota => {
       const q = r[name] ?? fallback;

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { nonNegativeInteger, optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+import { keysOf, nonNegativeInteger, onlyKnown, optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
 import { checkCall, decision, resolveHeaders, type Decision, type HeaderOptions, type ResolvedHeaders, type ServerModel } from "./decision.ts";
 
 /**
@@ -66,6 +66,7 @@ export class LeakyBucketServer implements ServerModel {
   /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: LeakyBucketOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("LeakyBucketServer", o, keysOf<LeakyBucketOptions>()("rate", "interval", "burst", "nodelay", "delay", "headers", "policy", "epochMs", "status"));
     this.#h = resolveHeaders({ headers: [], status: 503, ...o });
     this.#rate = positiveInteger("rate", o.rate);
     this.#interval = positiveFinite("interval", o.interval ?? 1000);

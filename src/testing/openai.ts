@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { describeValue, optionsObject } from "../validate.ts";
+import { describeValue, keysOf, onlyKnown, optionsObject } from "../validate.ts";
 import { SeededRandom } from "./random.ts";
 import type { ServerContext, SimulatedReply, SimulatedServer } from "./server.ts";
 import { TokenBucketServer } from "./token-bucket.ts";
@@ -124,6 +124,7 @@ export class OpenAISimulator implements SimulatedServer {
   /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: OpenAISimulatorOptions = {}) {
     const o = optionsObject("options", options);
+    onlyKnown("OpenAISimulator", o, keysOf<OpenAISimulatorOptions>()("models", "defaultLimits", "completionTokens", "refundUnused", "epochMs", "seed"));
     this.#models = o.models ?? {};
     for (const [name, l] of Object.entries(this.#models)) checkLimits(`models.${name}`, l);
     this.#default = checkLimits("defaultLimits", o.defaultLimits ?? { rpm: 60, tpm: 150_000 });

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { optionsObject, requireFunction } from "../validate.ts";
+import { keysOf, onlyKnown, optionsObject, requireFunction } from "../validate.ts";
 import type { Decision, ServerModel } from "./decision.ts";
 
 /**
@@ -86,6 +86,7 @@ export interface ServeModelOptions {
  */
 export function serveModel(model: ServerModel, options: ServeModelOptions = {}): SimulatedServer {
   const o = optionsObject("options", options);
+  onlyKnown("serveModel()", o, keysOf<ServeModelOptions>()("cost", "body"));
   const cost = o.cost === undefined ? undefined : requireFunction("cost", o.cost);
   const body = o.body === undefined ? undefined : requireFunction("body", o.body);
   return {

@@ -12,7 +12,7 @@
  * @module
  */
 import type { Clock } from "../clock.ts";
-import { describeValue, optionsObject } from "../validate.ts";
+import { describeValue, keysOf, onlyKnown, optionsObject } from "../validate.ts";
 import { SeededRandom } from "./random.ts";
 import type { SimulatedServer } from "./server.ts";
 import { ServerStats } from "./stats.ts";
@@ -95,6 +95,7 @@ function latencyRange(name: string, value: SimulatedFetchOptions["latency"]): [n
  */
 export function createSimulatedFetch(options: SimulatedFetchOptions): SimulatedFetch {
   const o = optionsObject("options", options);
+  onlyKnown("createSimulatedFetch()", o, keysOf<SimulatedFetchOptions>()("server", "clock", "latency", "requestLatency", "seed"));
   if (typeof o.server?.handle !== "function") throw new TypeError(`\`server\` must have a handle(request, context) method, got ${describeValue(o.server)}`);
   if (typeof o.clock?.now !== "function" || typeof o.clock.setTimeout !== "function") {
     throw new TypeError(`\`clock\` must be a Clock (now, setTimeout, clearTimeout), got ${describeValue(o.clock)}`);

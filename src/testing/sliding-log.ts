@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
+import { keysOf, onlyKnown, optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
 import {
   checkCall, checkChanges, decision, limitAt, resolveHeaders,
   type Decision, type HeaderOptions, type LimitChange, type ResolvedHeaders, type ServerModel,
@@ -57,6 +57,7 @@ export class SlidingLogServer implements ServerModel {
   /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: SlidingLogOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("SlidingLogServer", o, keysOf<SlidingLogOptions>()("limit", "interval", "changes", "headers", "policy", "epochMs", "status"));
     this.#h = resolveHeaders(o);
     this.#limit = positiveInteger("limit", o.limit);
     this.#interval = positiveFinite("interval", o.interval ?? 1000);

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { positiveFinite, positiveInteger, optionsObject, describeValue } from "../validate.ts";
+import { describeValue, keysOf, onlyKnown, optionsObject, positiveFinite, positiveInteger } from "../validate.ts";
 import {
   checkCall, checkChanges, decision, limitAt, resolveHeaders,
   type Decision, type HeaderOptions, type LimitChange, type MeteredModel, type ResolvedHeaders,
@@ -61,6 +61,7 @@ export class TokenBucketServer implements MeteredModel {
   /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: TokenBucketOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("TokenBucketServer", o, keysOf<TokenBucketOptions>()("limit", "interval", "burst", "changes", "headers", "policy", "epochMs", "status"));
     this.#h = resolveHeaders(o);
     this.#limit = positiveInteger("limit", o.limit);
     this.#interval = positiveFinite("interval", o.interval ?? 1000);

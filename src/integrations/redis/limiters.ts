@@ -10,7 +10,7 @@ import { combine } from "../../limiters/combine.ts";
 import type { GatedLimiter } from "../../limiters/limiter.ts";
 import { SmoothLimiter } from "../../limiters/smooth.ts";
 import { WindowLimiter } from "../../limiters/window.ts";
-import { describeValue, nonNegativeFinite, optionsObject, positiveFinite, positiveInteger } from "../../validate.ts";
+import { describeValue, keysOf, nonNegativeFinite, onlyKnown, optionsObject, positiveFinite, positiveInteger } from "../../validate.ts";
 import { type PolicySpec, RedisLimiter, type RedisLimiterOptions } from "./limiter.ts";
 import { checkName, RedisStore } from "./store.ts";
 import { dimensionsOf } from "./dimensions.ts";
@@ -66,6 +66,9 @@ export class RedisSmoothLimiter extends RedisLimiter {
   /** Creates the limiter; its key in Redis appears on first use. */
   constructor(options: RedisSmoothLimiterOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("RedisSmoothLimiter", o, keysOf<RedisSmoothLimiterOptions>()(
+      "store", "key", "limit", "interval", "burst", "initialPermits", "maxWait", "maxQueue", "failure",
+    ));
     const store = checkStore(o.store);
     const key = checkName("key", o.key);
     const limit = positiveFinite("limit", o.limit);
@@ -126,6 +129,7 @@ export class RedisWindowLimiter extends RedisLimiter {
   /** Creates the limiter; its key in Redis appears on first use. */
   constructor(options: RedisWindowLimiterOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("RedisWindowLimiter", o, keysOf<RedisWindowLimiterOptions>()("store", "key", "limit", "interval", "maxWait", "maxQueue", "failure"));
     const store = checkStore(o.store);
     const key = checkName("key", o.key);
     const limit = positiveInteger("limit", o.limit);
@@ -220,7 +224,9 @@ export class RedisCombinedLimiter extends RedisLimiter {
     }
     const all = [...specs.values()];
     const dims = names === null ? null : dimensionsOf(names, members.map((m) => m.specs), all);
-    super(store, all, optionsObject("options", options), dims);
+    const o = optionsObject("options", options);
+    onlyKnown("RedisCombinedLimiter", o, keysOf<RedisCombinedLimiterOptions>()("maxWait", "maxQueue", "failure"));
+    super(store, all, o, dims);
     this.members = members;
   }
 

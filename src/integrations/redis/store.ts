@@ -11,8 +11,10 @@ import type { Limiter } from "../../limiters/limiter.ts";
 import { resolveClock } from "../../limiters/limiter.ts";
 import {
   describeValue,
+  keysOf,
   nonNegativeFinite,
   nonNegativeInteger,
+  onlyKnown,
   optionsObject,
   positiveFinite,
   positiveInteger,
@@ -227,6 +229,10 @@ export class RedisStore {
   /** Checks the options; makes no call to Redis until a limiter asks (scripts load on first use). */
   constructor(options: RedisStoreOptions) {
     const o = optionsObject("options", options);
+    onlyKnown("RedisStore", o, keysOf<RedisStoreOptions>()(
+      "client", "name", "now", "clock", "timeout", "failure", "retryAfterFailure", "maxPending", "cancelGrace", "tombstoneTtl",
+      "keyTtlMargin", "settleTtl", "onError",
+    ));
     const client = o.client;
     if (typeof client !== "object" || client === null || typeof client.evalsha !== "function" ||
       typeof client.eval !== "function") {

@@ -16,7 +16,16 @@ import type { KeyedLimiter } from "../../limiters/keyed.ts";
 import { isKeyedLimiter } from "../../http/limiter-shape.ts";
 import type { Limiter } from "../../limiters/limiter.ts";
 import { WindowLimiter } from "../../limiters/window.ts";
-import { describeValue, nonNegativeFinite, nonNegativeOrInfinity, optionsObject, positiveInteger, requireFunction } from "../../validate.ts";
+import {
+  describeValue,
+  keysOf,
+  nonNegativeFinite,
+  nonNegativeOrInfinity,
+  onlyKnown,
+  optionsObject,
+  positiveInteger,
+  requireFunction,
+} from "../../validate.ts";
 import type { DispatchRequest } from "./types.ts";
 
 /**
@@ -181,9 +190,16 @@ export function originOf(request: DispatchRequest): string {
   }
 }
 
+/** Every option of `throttle()`: a key outside them is a typo (see `onlyKnown`). */
+const THROTTLE_OPTIONS = keysOf<ThrottleOptions>()(
+  "limiter", "limit", "interval", "adaptive", "key", "maxConcurrent", "slotTimeout", "permits", "maxWait", "respectServer",
+  "maxRetryAfter", "backoff", "lenientRetryAfter", "rateLimitHeaders", "onThrottle", "wallClock",
+);
+
 /** Validates `options` and fills in the defaults. @internal */
 export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrottleOptions {
   const o = optionsObject("options", options);
+  onlyKnown("throttle()", o, THROTTLE_OPTIONS);
   if (o.limiter !== undefined && (o.limit !== undefined || o.interval !== undefined)) {
     throw new TypeError("`limit`/`interval` make a limiter of their own: give them or `limiter`, not both");
   }
@@ -222,6 +238,7 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
 
   const d = HTTP_DEFAULTS.retry;
   const backoff = optionsObject("backoff", o.backoff);
+  onlyKnown("`backoff`", backoff, ["base", "cap"]);
   const base = nonNegativeFinite("backoff.base", backoff.base ?? d.backoff.base);
   const cap = nonNegativeFinite("backoff.cap", backoff.cap ?? d.backoff.cap);
   const maxRetryAfter = nonNegativeFinite("maxRetryAfter", o.maxRetryAfter ?? d.maxRetryAfter);
