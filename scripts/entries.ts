@@ -56,7 +56,7 @@ export const ENTRIES: readonly EntryPoint[] = [
   // Web: the OpenTelemetry API runs in browsers, Deno and Bun too, and this entry imports nothing
   // (the Meter is typed structurally), so its code is held to the web-standard check. 2.9 KiB with
   // what it imports (argument checks); most of it is the metric names and descriptions.
-  { subpath: "./otel", source: "src/otel.ts", runtime: "web", peers: ["@opentelemetry/api"], sizeBudget: 3 * 1024 },
+  { subpath: "./otel", source: "src/otel.ts", runtime: "web", peers: ["@opentelemetry/api"], sizeBudget: 3.4 * 1024 },
 ];
 
 /** The base name of an entry's built files in dist/: `"."` → `index`, `"./testing"` → `testing`. */

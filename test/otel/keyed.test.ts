@@ -226,6 +226,7 @@ describe("invalid options throw, naming the option and the value", () => {
     ["a negative maxKeys", () => instrumentKeyed(keyed, { meter: otel.meter, name: "x", maxKeys: -1 }), RangeError, "`maxKeys` must be a non-negative integer or Infinity, got -1"],
     ["a fractional maxKeys", () => instrumentKeyed(keyed, { meter: otel.meter, name: "x", maxKeys: 1.5 }), RangeError, "`maxKeys` must be a non-negative integer or Infinity, got 1.5"],
     ["a key that is not a function", () => instrumentKeyed(keyed, { meter: otel.meter, name: "x", key: "tenant" as never }), TypeError, '`key` must be a function, got "tenant"'],
+    ["a misspelt option", () => instrumentKeyed(keyed, { meter: otel.meter, name: "x", maxkeys: 5 } as never), TypeError, "`maxkeys` is not an option of instrumentKeyed() (did you mean `maxKeys`?)"],
     [
       "a limiter without has()",
       () => instrumentKeyed({ stats: () => ({ queued: 0, inFlight: 0 }), events: new EventTarget() } as never, { meter: otel.meter, name: "x" }),

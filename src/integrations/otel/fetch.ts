@@ -9,6 +9,7 @@ import { httpInstruments, requireMeter } from "./instruments.ts";
 import { commonAttributes, type KeyAttributeOptions, KeyAttributes } from "./keys.ts";
 import { ATTRIBUTES } from "./names.ts";
 import type { Attributes, MeterLike } from "./types.ts";
+import { keysOf, onlyKnown } from "../../validate.ts";
 
 /**
  * Options of {@link otelFetchHooks}.
@@ -112,6 +113,7 @@ function errorType(error: unknown): string {
  */
 export function otelFetchHooks(options: OtelFetchHooksOptions): OtelFetchHooks {
   const meter = requireMeter(options?.meter);
+  onlyKnown("otelFetchHooks()", options, keysOf<OtelFetchHooksOptions>()("meter", "name", "attributes", "key", "maxKeys"));
   const instruments = httpInstruments(meter);
   const keys = new KeyAttributes(options, commonAttributes(options.name, options.attributes), (attributes) => attributes);
   return {

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { describeValue } from "../../validate.ts";
+import { describeValue, keysOf, onlyKnown } from "../../validate.ts";
 import { limiterGauges, limiterInstruments, type LimiterInstruments, requireMeter } from "./instruments.ts";
 import { commonAttributes, type KeyAttributeOptions, KeyAttributes } from "./keys.ts";
 import { ATTRIBUTES } from "./names.ts";
@@ -197,6 +197,7 @@ function observe(meter: MeterLike, observables: ObservableLike[], callback: (res
 export function instrumentLimiter(limiter: ObservableLimiter, options: InstrumentLimiterOptions): StopInstrumenting {
   requireObservable("limiter", limiter, false);
   const meter = requireMeter(options?.meter);
+  onlyKnown("instrumentLimiter()", options, keysOf<InstrumentLimiterOptions>()("meter", "name", "attributes"));
   const sets = eventAttributes(commonAttributes(options.name, options.attributes));
   const unlisten = listen(limiter.events, limiterInstruments(meter), undefined, sets, undefined);
   const gauges = limiterGauges(meter);
@@ -231,6 +232,7 @@ export function instrumentLimiter(limiter: ObservableLimiter, options: Instrumen
 export function instrumentKeyed(keyed: ObservableKeyedLimiter, options: InstrumentKeyedOptions): StopInstrumenting {
   requireObservable("keyed", keyed, true);
   const meter = requireMeter(options?.meter);
+  onlyKnown("instrumentKeyed()", options, keysOf<InstrumentKeyedOptions>()("meter", "name", "attributes", "key", "maxKeys"));
   const keys = new KeyAttributes(options, commonAttributes(options.name, options.attributes), eventAttributes);
   const tracked = new Set<string>();
   const seen = (key: string) => {
