@@ -43,6 +43,14 @@ export interface AdaptiveLimiterOptions extends AdaptiveOptions, BaseLimiterOpti
   wallClock?: () => number;
 }
 
+/**
+ * A key whose rate the server cut below a fresh key's start is forgotten after this many probe
+ * steps unused — a step is at least the server's window, so a per-hour window keeps it 10 hours…
+ */
+export const FORGET_CUT_AFTER_STEPS = 10;
+/** …and at least this long (ms): 10 minutes. */
+export const FORGET_CUT_AFTER_MS = 600_000;
+
 const LIMITER_OPTIONS = keysOf<AdaptiveLimiterOptions>()(
   "maxRate", "initialRate", "minRate", "decrease", "probeInterval", "limitWindow",
   "onChange", "wallClock", "clock", "maxQueue", "maxWait", "priorityAging",
@@ -70,6 +78,8 @@ export class AdaptiveLimiter implements Limiter {
   readonly #wallClock: () => number;
   /** When the last pause ends (clock ms). */
   #pausedUntil = -Infinity;
+  /** When a request was last sent or answered (see `isIdle`). */
+  #lastUsed = -Infinity;
 
   /**
    * Creates the limiter at the controller's starting rate, nothing queued.
@@ -148,12 +158,17 @@ export class AdaptiveLimiter implements Limiter {
    * True when forgetting this limiter (a `KeyedLimiter` evicting an idle key) cannot send faster
    * than the server allows: nothing waits or is paused, no request is in flight (its answer must
    * reach the learned state), and the learned rate is at least where a fresh limiter starts. A key
-   * whose rate the server cut below that start is therefore kept (a fresh one would overload it
-   * again); one that learned a higher rate may be forgotten, at the cost of slow start next time.
+   * whose rate the server cut below that start is kept (a fresh one would overload it again) — but
+   * not forever: once unused for {@link FORGET_CUT_AFTER_STEPS} probe steps (at least
+   * {@link FORGET_CUT_AFTER_MS}), the cut is old news and the key may go, else every host that ever
+   * refused a request would stay in memory for good. One that learned a higher rate may be
+   * forgotten at once, at the cost of slow start next time.
    */
   isIdle(): boolean {
     const c = this.#controller;
-    return c.inFlight === 0 && c.rate >= c.initialRate && this.#inner.isIdle();
+    if (c.inFlight !== 0 || !this.#inner.isIdle()) return false;
+    return c.rate >= c.initialRate ||
+      this.#clock.now() - this.#lastUsed >= Math.max(FORGET_CUT_AFTER_MS, FORGET_CUT_AFTER_STEPS * c.step);
   }
 
   /**
@@ -206,11 +221,12 @@ export class AdaptiveLimiter implements Limiter {
    * `waited`: whether its caller had to wait for the rate (only then may the rate grow).
    */
   onSent(waited: boolean): SendTag {
-    return this.#controller.onSent(this.#clock.now(), waited);
+    return this.#controller.onSent(this.#lastUsed = this.#clock.now(), waited);
   }
 
   /** Call when a request sent with `tag` got no response (a network error, an abort). */
   onAbandoned(tag: SendTag): void {
+    this.#lastUsed = this.#clock.now();
     this.#controller.onAbandoned(tag);
   }
 
@@ -231,7 +247,7 @@ export class AdaptiveLimiter implements Limiter {
 
   /** {@link AdaptiveLimiter.onResponse} for an outcome already read. */
   onOutcome(tag: SendTag, outcome: ResponseOutcome): Advice {
-    const advice = this.#controller.onResponse(tag, outcome, this.#clock.now());
+    const advice = this.#controller.onResponse(tag, outcome, this.#lastUsed = this.#clock.now());
     this.#apply(advice);
     return advice;
   }

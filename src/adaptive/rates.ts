@@ -134,6 +134,20 @@ export class AdaptiveRates {
     }
   }
 
+  /**
+   * Forgets now every key that the next uses would forget (idle 60 s and safe to forget, see
+   * `KeyedLimiter.prune`); returns how many.
+   *
+   * @example
+   * ```ts
+   * const rates = new AdaptiveRates();
+   * setInterval(() => rates.prune(), 60_000).unref?.();
+   * ```
+   */
+  prune(): number {
+    return this.#keys.prune();
+  }
+
   /** The current rate of `key`, requests per second, or `undefined` for a key not seen (or forgotten). */
   rate(key: string): number | undefined {
     return this.#keys.has(key) ? this.#keys.get(key).rate : undefined;
@@ -200,7 +214,7 @@ export async function admitAdaptive(
   }
   reservation ??= await limiter.reserve(1, options);
   const r = reservation;
-  return { waited, passed: false, cancel: () => r.cancel() };
+  return { waited, passed: false, cancel: () => r.cancel(), commit: () => r.settle() };
 }
 
 /** What {@link admitAdaptive} decided for one attempt. @internal */
@@ -215,9 +229,15 @@ export interface Admission {
   readonly passed: boolean;
   /** Gives the learned rate's slot back (the attempt was not sent). */
   cancel(): void;
+  /**
+   * Ends the reservation as used: the attempt was sent (or another admission replaces this one).
+   * An open reservation counts as in flight on the key's limiter, so a key whose admissions were
+   * never ended would never be idle — never forgotten, however many keys pile up.
+   */
+  commit(): void;
 }
 
-const PASSED: Admission = Object.freeze({ waited: false, passed: true, cancel: () => {} });
+const PASSED: Admission = Object.freeze({ waited: false, passed: true, cancel: () => {}, commit: () => {} });
 
 /**
  * True when the learned rate must pace an attempt: below the ceiling, at a ceiling in doubt (see

@@ -160,10 +160,14 @@ export async function runAttempts(
             } catch (error) {
               throw callSignal?.aborted ? new Unstarted(error) : error; // not sent: the grant goes back
             }
+            admitted!.commit(); // the first slot stays spent (the conservative choice); the new one paces the send
             admitted = { ...again, waited: again.waited || admitted!.waited };
           }
           sent = true;
-          if (adaptive !== undefined) tag = adaptive.onSent(admitted!.waited);
+          if (adaptive !== undefined) {
+            admitted!.commit(); // sent: the learned rate's slot is used, and the key can be idle again
+            tag = adaptive.onSent(admitted!.waited);
+          }
           const attempts = ++state.attempts;
           held?.discard();
           held = undefined;

@@ -339,9 +339,27 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
     return parts.policies.every((p) => (this.#policyKeys.get(p) ?? 0) > 1 || p.isAtRest(t));
   }
 
-  #sweep(now: number, current: Entry<K, L>): void {
+  /**
+   * Evicts now every key that `get` would evict when it next looks: unused for `idleTimeout` (or
+   * beyond `maxKeys`) and at rest. `get` examines only a few of the least recently used keys each
+   * time and no timer runs (an idle KeyedLimiter keeps no process alive), so after traffic stops the
+   * keys stay until the next calls; call this from your own timer to free them sooner. Returns how
+   * many keys it evicted.
+   *
+   * @example
+   * ```ts
+   * setInterval(() => perHost.prune(), 60_000).unref?.();
+   * ```
+   */
+  prune(): number {
+    const before = this.#entries.size;
+    this.#sweep(this.#time.now(), null, this.#entries.size);
+    return before - this.#entries.size;
+  }
+
+  #sweep(now: number, current: Entry<K, L> | null, limit = SWEEP_PER_GET): void {
     let entry = this.#oldest;
-    for (let examined = 0; examined < SWEEP_PER_GET && entry !== null && entry !== current; examined++) {
+    for (let examined = 0; examined < limit && entry !== null && entry !== current; examined++) {
       const next = entry.next;
       const over = this.#entries.size > this.#maxKeys;
       const stale = now - entry.lastUsed >= this.#idleTimeout;

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { AdaptiveLimiter, ManualClock, type RateChange, sendAdaptive } from "../../src/index.ts";
 import { track } from "../helpers.ts";
 import { Reach } from "../reach.ts";
+import { FORGET_CUT_AFTER_MS, FORGET_CUT_AFTER_STEPS } from "../../src/adaptive/limiter.ts";
 
 const grantTimes = async (clock: ManualClock, limiter: AdaptiveLimiter, n: number) => {
   const outcomes = Array.from({ length: n }, () => track(clock, limiter.acquire()));
@@ -130,15 +131,33 @@ describe("AdaptiveLimiter.isIdle (KeyedLimiter eviction)", () => {
     expect(limiter.isIdle()).toBe(true);
   });
 
-  test("a rate cut below where a fresh limiter starts is kept: forgetting it would send faster than the server allows", async () => {
+  /** A limiter told 10/s whose first request was refused with `response`: its rate is cut below the start. */
+  async function cutOnce(response: Response) {
     const clock = new ManualClock();
     const limiter = new AdaptiveLimiter({ clock, maxRate: 10 });
     await limiter.acquire();
-    const tag = limiter.onSent(false);
-    limiter.onResponse(tag, refused);
+    limiter.onResponse(limiter.onSent(false), response);
     expect(limiter.rate).toBeLessThan(10);
-    await clock.advance(3_600_000);
+    return { clock, limiter };
+  }
+
+  test("a rate cut below where a fresh limiter starts is kept while the cut is news (10 min, or 10 probe steps), then forgotten", async () => {
+    const { clock, limiter } = await cutOnce(refused);
+    await clock.advance(FORGET_CUT_AFTER_MS - 1);
+    expect(limiter.isIdle()).toBe(false); // forgetting it now would send faster than the server allows
+    await clock.advance(1);
+    // Else every host that ever refused one request would stay in memory for good.
+    expect(limiter.isIdle()).toBe(true);
+  });
+
+  test("behind a long window (a Retry-After of minutes), a cut is kept for 10 of its windows", async () => {
+    const { clock, limiter } = await cutOnce(new Response(null, { status: 429, headers: { "retry-after": "120" } }));
+    const step = limiter.controller.step;
+    expect(step).toBeGreaterThanOrEqual(120_000); // the window the delay implies
+    await clock.advance(FORGET_CUT_AFTER_STEPS * step - 1);
     expect(limiter.isIdle()).toBe(false);
+    await clock.advance(1);
+    expect(limiter.isIdle()).toBe(true);
   });
 
   test("a learned rate above the start may be forgotten (a fresh limiter is slower, never faster)", async () => {

@@ -47,6 +47,21 @@ function busiest(times: readonly number[], ms: number): number {
 }
 
 describe("createThrottledFetch({ adaptive })", () => {
+  test("memory: each attempt's slot of the learned rate ends with its send, so 1,000 hosts used once are all forgotten", async () => {
+    // Before 2026-11-24 the slot was a reservation left open: every key stayed "in flight" for good,
+    // never idle, never evicted (maxKeys is a soft bound), so memory grew with every host ever called.
+    const clock = new ManualClock();
+    const rates = new AdaptiveRates({ clock });
+    const fetch = async () => new Response("ok");
+    const api = createThrottledFetch({ adaptive: rates, fetch, clock });
+    const calls = Array.from({ length: 1000 }, (_, i) => api(`https://h${i}.example/`).then((r) => r.text()));
+    await clock.runAll(Infinity);
+    await Promise.all(calls);
+    expect(rates.get("https://h0.example").stats().inFlight).toBe(0);
+    await clock.advance(61_000);
+    expect(rates.prune()).toBe(1000);
+  });
+
   test("no blind burst: told nothing, 50 callers at once start one a second, then slow start doubles", async () => {
     const { clock, fetch } = setup(new TokenBucketServer({ limit: 100 }));
     const api = createThrottledFetch({ adaptive: { clock }, fetch, clock, retry: 0 });

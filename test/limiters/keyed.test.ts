@@ -46,6 +46,27 @@ describe("KeyedLimiter", () => {
     expect(keyed.has("busy")).toBe(false);
   });
 
+  test("prune() frees every idle key at rest at once, without waiting for later calls (they alone sweep a few per get)", async () => {
+    const clock = new ManualClock();
+    const keyed = new KeyedLimiter({ clock, idleTimeout: 5000, create: () => new WindowLimiter({ limit: 1, interval: 10_000, clock }) });
+    for (let i = 0; i < 1000; i++) keyed.get(`k${i}`); // never granted: at rest from the start
+    await keyed.acquire("counting"); // its grant counts for 10 s: not at rest until then
+    const waiting = keyed.acquire("counting"); // a waiter: never evicted
+    expect(keyed.prune()).toBe(0); // nothing idle for 5 s yet
+    await clock.advance(6000);
+    keyed.get("fresh"); // a get examines only a few of the oldest keys
+    const left = keyed.size;
+    expect(left).toBeGreaterThan(990);
+    expect(keyed.prune()).toBe(left - 2); // every k… key still there
+    expect(keyed.size).toBe(2); // "counting" (waiter and grant) and "fresh" (used just now)
+    expect(keyed.has("counting")).toBe(true);
+    await clock.advance(20_000);
+    await waiting;
+    await clock.advance(20_000);
+    expect(keyed.prune()).toBe(2);
+    expect(keyed.size).toBe(0);
+  });
+
   test("maxKeys bounds memory: the least recently used keys at rest are evicted first", () => {
     const clock = new ManualClock();
     const keyed = new KeyedLimiter({

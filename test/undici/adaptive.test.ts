@@ -22,6 +22,21 @@ function setup(options: ThrottleOptions) {
 }
 
 describe("throttle({ adaptive })", () => {
+  test("memory: each request's slot of the learned rate ends with its send, so hosts used once are forgotten", async () => {
+    // Before 2026-11-24 the slot stayed open: every key "in flight" for good, never evicted.
+    const clock = new ManualClock();
+    const rates = new AdaptiveRates({ clock });
+    const { fake, send } = setup({ adaptive: rates });
+    for (let i = 0; i < 20; i++) send(get(`https://h${i}.example`));
+    await flush();
+    expect(fake.sent).toHaveLength(20); // one host each: nobody waits
+    for (const r of fake.sent) r.respond(200);
+    await flush();
+    expect(rates.get("https://h0.example").stats().inFlight).toBe(0);
+    await clock.advance(61_000);
+    expect(rates.prune()).toBe(20);
+  });
+
   test("told nothing: no blind burst — 10 requests at once leave one a second until answers confirm more", async () => {
     const clock = new ManualClock();
     const { fake, send } = setup({ adaptive: { clock } });

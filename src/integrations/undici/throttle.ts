@@ -270,6 +270,7 @@ class Dispatching implements AttemptOwner {
       } catch (error) {
         throw this.#controller.aborted ? new Unstarted(error) : error; // not sent: the grant goes back
       }
+      this.#admitted!.commit(); // the first slot stays spent (the conservative choice); the new one paces the send
       this.#admitted = { ...again, waited: again.waited || this.#admitted!.waited };
     }
     return this.#sendNow();
@@ -285,7 +286,10 @@ class Dispatching implements AttemptOwner {
       this.#sent = true;
       const seen = this.#seen.get(this.#handler)!;
       const attempt = ++seen.attempts;
-      if (this.#adaptive !== undefined) this.#tag = this.#adaptive.onSent(this.#admitted!.waited);
+      if (this.#adaptive !== undefined) {
+        this.#admitted!.commit(); // sent: the learned rate's slot is used, and the key can be idle again
+        this.#tag = this.#adaptive.onSent(this.#admitted!.waited);
+      }
       // Counted until the response headers (or an error) come: see http/in-flight.ts.
       const flight = startFlight(this.#limiter ?? this.#adaptive!);
       // With `maxConcurrent`, the task (and its slot) lasts until the body ends or idles; else until
