@@ -47,12 +47,18 @@ export function trackBody(response: Response, ended: (idle: boolean) => void, cl
   };
   // Checks idleness from the last read, so reading costs no timer work per chunk. No timer while a
   // read is pending: the read's end arms it again.
+  //
+  // The due time is absolute (`last + idleMs`), compared with the clock as is: re-arming for
+  // `idleMs - (now - last)` instead could land an ulp short of it, leave a remainder of 1e-12 ms,
+  // and — on a virtual clock, which fires at exactly `now + delay` — re-arm at the same instant for
+  // ever (a test's `runAll` that never returns).
   const check = () => {
     timer = undefined;
     if (done || reading) return;
-    const idle = clock.now() - last;
-    if (idle >= idleMs) finish(true);
-    else timer = unrefTimer(clock, check, idleMs - idle);
+    const due = last + idleMs;
+    const now = clock.now();
+    if (now >= due) finish(true);
+    else timer = unrefTimer(clock, check, due - now);
   };
   timer = unrefTimer(clock, check, idleMs);
   const reader = body.getReader();
