@@ -52,9 +52,10 @@ async function soak(adaptive: boolean, seed: number): Promise<void> {
     if (r() < 0.2) {
       await sleep(r() * 1500);
       // The caller gives up: before the request left (still waiting for a permit) or after.
-      if (handler.controller !== undefined && !handler.log.includes("end") && !handler.log.includes("error")) {
+      const controller = handler.controller as RecordingHandler["controller"]; // set by the dispatch, later
+      if (controller !== undefined && !handler.log.includes("end") && !handler.log.includes("error")) {
         reach.hit("caller aborted");
-        handler.controller.abort(new Error("caller gave up"));
+        controller.abort(new Error("caller gave up"));
       }
     }
   });
