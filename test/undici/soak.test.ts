@@ -28,7 +28,7 @@ async function soak(adaptive: boolean, seed: number): Promise<void> {
   const fake = fakeDispatcher(true);
   const answered = new Set<SentRequest>();
   // The server: each request that went out is answered after 10–300 ms, at random.
-  const next = (request: Parameters<typeof fake.dispatch>[0], handler: Parameters<typeof fake.dispatch>[1]): boolean => {
+  const next: typeof fake.dispatch = (request, handler) => {
     const accepted = fake.dispatch(request, handler);
     const sent = fake.sent.at(-1)!;
     clock.setTimeout(() => {
@@ -42,7 +42,7 @@ async function soak(adaptive: boolean, seed: number): Promise<void> {
     }, 10 + r() * 290);
     return accepted;
   };
-  const dispatch = throttle({ limiter: keyed, ...(adaptive && { adaptive: rates }), wallClock: () => clock.now() })(next as never);
+  const dispatch = throttle({ limiter: keyed, ...(adaptive && { adaptive: rates }), wallClock: () => clock.now() })(next);
   const handlers: RecordingHandler[] = [];
   const calls = Array.from({ length: 200 }, async () => {
     await sleep(r() * 20_000);
