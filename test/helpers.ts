@@ -47,3 +47,27 @@ export class GrantLog {
     return this.entries.map((e) => e.at);
   }
 }
+
+/** A small seeded generator (LCG) of numbers in [0, 1): the same seed, the same run. */
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+}
+
+/**
+ * Collects unhandled rejections while the calling file's tests run (registered in `beforeAll`,
+ * removed in `afterAll`); `take()` returns and clears them.
+ */
+export function captureUnhandled(hooks: { beforeAll(fn: () => void): void; afterAll(fn: () => void): void }): { take(): unknown[] } {
+  let seen: unknown[] = [];
+  const listener = (reason: unknown) => seen.push(reason);
+  hooks.beforeAll(() => void process.on("unhandledRejection", listener));
+  hooks.afterAll(() => void process.off("unhandledRejection", listener));
+  return {
+    take() {
+      const taken = seen;
+      seen = [];
+      return taken;
+    },
+  };
+}

@@ -19,18 +19,10 @@ import {
   SmoothLimiter,
   WindowLimiter,
 } from "../../src/index.ts";
+import { captureUnhandled, seededRandom } from "../helpers.ts";
 import { Reach } from "../reach.ts";
 
-let unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeAll(() => void process.on("unhandledRejection", onUnhandled));
-afterAll(() => void process.off("unhandledRejection", onUnhandled));
-
-/** A small seeded generator (LCG): the same seed, the same run. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
-}
+const unhandled = captureUnhandled({ beforeAll, afterAll });
 
 const HOSTS = ["a", "b", "c", "d", "e"].map((h) => `https://${h}.example`);
 type Mode = "adaptive + keyed window + maxConcurrent" | "cost and settle on keyed combinations + maxConcurrent" | "limit/interval" | "adaptive alone";
@@ -38,7 +30,7 @@ const MODES: readonly Mode[] = ["adaptive + keyed window + maxConcurrent", "cost
 const reach = new Reach("soak");
 
 async function soak(mode: Mode, seed: number): Promise<void> {
-  const r = random(seed * 7919 + mode.length);
+  const r = seededRandom(seed * 7919 + mode.length);
   const clock = new ManualClock();
   const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms));
   const server = async (_input: unknown, init?: RequestInit): Promise<Response> => {
@@ -124,9 +116,9 @@ async function soak(mode: Mode, seed: number): Promise<void> {
 
 describe("soak: random faults, aborts and unread bodies leave nothing behind", () => {
   test.each(MODES)("%s, 10 seeds × 300 calls", async (mode) => {
-    unhandled = [];
+    unhandled.take();
     for (let seed = 1; seed <= 10; seed++) await soak(mode, seed);
-    expect(unhandled).toEqual([]);
+    expect(unhandled.take()).toEqual([]);
   });
 
   test("the runs reached what they are about", () => {

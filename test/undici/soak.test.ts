@@ -5,22 +5,19 @@
  * request went out. Afterwards every handler got exactly one ending, nothing is queued or in flight
  * on any key, no timer is left, and every key can be forgotten.
  */
-import { describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { AdaptiveRates, KeyedLimiter, ManualClock, WindowLimiter } from "../../src/index.ts";
 import { throttle } from "../../src/undici.ts";
+import { captureUnhandled, seededRandom } from "../helpers.ts";
 import { Reach } from "../reach.ts";
 import { fakeDispatcher, get, RecordingHandler, type SentRequest } from "./support/fake-dispatch.ts";
 
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
-}
-
 const ORIGINS = ["https://a.example", "https://b.example", "https://c.example"];
 const reach = new Reach("undici soak");
+const unhandled = captureUnhandled({ beforeAll, afterAll });
 
 async function soak(adaptive: boolean, seed: number): Promise<void> {
-  const r = random(seed * 104_729 + (adaptive ? 1 : 0));
+  const r = seededRandom(seed * 104_729 + (adaptive ? 1 : 0));
   const clock = new ManualClock();
   const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms));
   const keyed = new KeyedLimiter<string>({ create: () => new WindowLimiter({ limit: 4, interval: 1000, clock, countFrom: "completion" }), clock });
@@ -83,7 +80,9 @@ async function soak(adaptive: boolean, seed: number): Promise<void> {
 
 describe("throttle() soak: random answers and aborts leave nothing behind", () => {
   test.each([false, true])("adaptive %s, 10 seeds × 200 requests", async (adaptive) => {
+    unhandled.take();
     for (let seed = 1; seed <= 10; seed++) await soak(adaptive, seed);
+    expect(unhandled.take()).toEqual([]);
   });
 
   test("the runs reached what they are about", () => {
