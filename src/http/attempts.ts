@@ -21,7 +21,7 @@ import { attemptInit, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
 import { anySignal, sleep, startTimer, type Timer, untilAborted } from "./timers.ts";
 import { applySettle, asCostError, AttemptHold, checkCostResult, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
-import { slotCost } from "./slots.ts";
+import { holdsSlots, slotCost } from "./slots.ts";
 import { afterAttempt, type AttemptResult, type Decided } from "./after-attempt.ts";
 import type { CallState } from "./throttled-fetch.ts";
 
@@ -206,7 +206,9 @@ export async function runAttempts(
             reservation.cancel();
             throw abortReason(callSignal);
           }
-          hold = new AttemptHold(reservation, clock, { slot: costs!.maxConcurrent !== undefined, slotTimeout: costs!.slotTimeout });
+          // A slot of the fetch's `maxConcurrent`, or of the limiter's own (a vendor profile's): the
+          // body's end (or `slotTimeout` unread) ends the reservation, not only its cost.
+          hold = new AttemptHold(reservation, clock, { slot: costs!.maxConcurrent !== undefined || holdsSlots(limiter), slotTimeout: costs!.slotTimeout });
           response = await send();
         }
         if (tag !== undefined && isResponse(response)) adaptivePause = adaptive!.onResponse(tag, response).pauseMs;
@@ -260,7 +262,7 @@ export async function runAttempts(
         // the response it hands back.
         const response = applySettle(costs!.settle, result.response, { request: call.request, reserved: reserved!, attempt: state.attempts }, hold);
         if (decided.retry === false) {
-          return costs!.maxConcurrent === undefined ? response : trackBody(response, (idle) => hold.bodyEnded(idle), clock, costs!.slotTimeout);
+          return hold.slot ? trackBody(response, (idle) => hold.bodyEnded(idle), clock, costs!.slotTimeout) : response;
         }
         result = { response };
         hold.bodyEnded(); // a retried body is discarded: its slot ends now

@@ -198,6 +198,11 @@ export class AttemptHold {
     this.#slotTimeout = options.slotTimeout;
   }
 
+  /** True when the reservation holds a concurrency slot (its body's end matters, see `bodyEnded`). */
+  get slot(): boolean {
+    return this.#slot;
+  }
+
   /** True once the reservation ended. */
   get ended(): boolean {
     return this.#reservation.settled;

@@ -24,6 +24,20 @@ function gated(limiter: Limiter): GatedLimiter {
   return limiter;
 }
 
+/**
+ * True when `limiter` holds concurrency slots of its own (a `ConcurrencyLimiter`, or a combination
+ * with one, such as a vendor profile's `maxConcurrent`): a reservation on it keeps a slot until it
+ * ends, so an unread body must not keep it open for ever (see `AttemptHold`). @internal
+ *
+ * @example
+ * ```ts
+ * holdsSlots(combine({ requests, concurrent: new ConcurrencyLimiter({ limit: 4 }) })); // true
+ * ```
+ */
+export function holdsSlots(limiter: Limiter | undefined): boolean {
+  return limiter instanceof GatedLimiter && limiter[INTERNALS].queue.slots;
+}
+
 /** The dimension name of the slots in the combinations made here. @internal */
 export const SLOT = "maxConcurrent";
 

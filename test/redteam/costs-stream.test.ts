@@ -39,8 +39,8 @@ function countingStream(parts: Uint8Array[]) {
   return { body, state };
 }
 
-function profileWith(clock: ManualClock, makeBody: () => ReadableStream<Uint8Array> | string) {
-  const profile = openai({ rpm: 1000, tpm: 1000, clock });
+function profileWith(clock: ManualClock, makeBody: () => ReadableStream<Uint8Array> | string, maxConcurrent?: number) {
+  const profile = openai({ rpm: 1000, tpm: 1000, clock, ...(maxConcurrent !== undefined && { maxConcurrent }) });
   const sent: number[] = [];
   const fetch = (async () => {
     sent.push(clock.now());
@@ -133,6 +133,23 @@ describe("red team stream settle: accounting in virtual time", () => {
     await clock.advance(0);
     expect(budget().stats!().inFlight).toBe(0);
     expect(sent).toEqual([0]);
+  });
+
+  test("with the profile's maxConcurrent, a stream nobody reads frees its slot after slotTimeout (counted in full); before, it held the slot for ever and every later call of the model waited for good", async () => {
+    // Found by a soak test (2026-11-24): a forgotten response deadlocked its model.
+    const clock = new ManualClock();
+    const sse = chunk("a") + usageChunk(10) + "data: [DONE]\n\n";
+    const { api, sent, budget } = profileWith(clock, () => sse, 1);
+    const forgotten = await api(OPENAI, chat(10));
+    const next = when(clock, api(OPENAI, chat(10)));
+    await clock.advance(29_999);
+    expect(next.at).toBeUndefined(); // the one slot is still the unread stream's
+    await clock.advance(1);
+    expect(next.at).toBe(30_000); // slotTimeout (30 s) without a read: the slot is free
+    expect(sent).toEqual([0, 30_000]);
+    expect(await forgotten.text()).toBe(sse); // still readable; its usage came too late to refund
+    await clock.advance(0);
+    expect(budget().stats!().inFlight).toBe(1); // the second call's stream, unread
   });
 
   test("a stream that errors midway (connection reset): the caller sees the error, the reservation ends counted in full", async () => {
