@@ -87,9 +87,9 @@ async function soak(kind: string, seed: number): Promise<void> {
     }
   });
   const drained = await clock.runAll(200_000);
-  await Promise.all(calls);
   const label = `${kind}, seed ${seed}`;
   expect(settled, label).toBe(300);
+  await Promise.all(calls); // all settled: checked first, so a stuck call fails here instead of hanging
   expect(drained, `${label}: timers fired`).toBeLessThan(200_000);
   await clock.advance(60_000);
   expect(clock.pendingTimers, `${label}: timers left`).toBe(0);
