@@ -1,6 +1,7 @@
 /**
  * Test helpers: record when promises settle, in virtual time.
  */
+import { expect } from "vitest";
 import type { ManualClock } from "../src/clock.ts";
 
 /** The outcome of one tracked promise, filled in when it settles. */
@@ -70,4 +71,18 @@ export function captureUnhandled(hooks: { beforeAll(fn: () => void): void; after
       return taken;
     },
   };
+}
+
+/**
+ * The end of a soak: fires timers until none is left (at most 200,000: a timer re-arming itself at
+ * one instant would stop there), checks that every call settled — before awaiting them, so a stuck
+ * call fails at once instead of hanging — then lets `rest` ms more pass and checks no timer is left.
+ */
+export async function drainSoak(clock: ManualClock, calls: readonly Promise<unknown>[], settled: () => number, label: string, rest: number): Promise<void> {
+  const drained = await clock.runAll(200_000);
+  expect(settled(), `${label}: calls settled`).toBe(calls.length);
+  await Promise.all(calls);
+  expect(drained, `${label}: timers fired`).toBeLessThan(200_000);
+  await clock.advance(rest);
+  expect(clock.pendingTimers, `${label}: timers left`).toBe(0);
 }
