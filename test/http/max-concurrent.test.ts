@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
-import { createThrottledFetch, ManualClock } from "../../src/index.ts";
+import { combine, ConcurrencyLimiter, createThrottledFetch, ManualClock, WindowLimiter } from "../../src/index.ts";
 
 interface CappedServer {
   url: string;
@@ -146,5 +146,41 @@ describe("maxConcurrent: when a slot frees (virtual time)", () => {
     });
     await Promise.all([api("https://x.test/1"), api("https://x.test/2")]);
     expect(sentAt).toEqual([0, 0]);
+  });
+});
+
+describe("a limiter of your own that holds slots (a combine with a ConcurrencyLimiter)", () => {
+  const setup = (cost: boolean) => {
+    const clock = new ManualClock();
+    const limiter = combine({ requests: new WindowLimiter({ limit: 100, interval: 1000, clock }), concurrent: new ConcurrencyLimiter({ limit: 1, clock }) });
+    const sent: number[] = [];
+    const fetch = async () => {
+      sent.push(clock.now());
+      return new Response(new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(new Uint8Array([1])) })); // endless
+    };
+    const api = createThrottledFetch({ limiter, fetch, clock, ...(cost && { cost: { requests: 1, concurrent: 1 } }) });
+    return { clock, api, sent };
+  };
+
+  test("attempts as tasks (no cost/settle): the slot frees at the response headers", async () => {
+    const { clock, api, sent } = setup(false);
+    await api("https://api.example.com/"); // its body is never read
+    await api("https://api.example.com/");
+    expect(sent).toEqual([0, 0]);
+    await clock.runAll();
+  });
+
+  test("attempts as reservations (cost): the slot frees when the body is done, or after slotTimeout unread", async () => {
+    const { clock, api, sent } = setup(true);
+    const first = await api("https://api.example.com/");
+    const second = api("https://api.example.com/");
+    await clock.advance(29_999);
+    expect(sent).toEqual([0]);
+    await clock.advance(1);
+    await second;
+    expect(sent).toEqual([0, 30_000]);
+    await first.body!.cancel();
+    await (await second).body!.cancel();
+    await clock.runAll();
   });
 });
