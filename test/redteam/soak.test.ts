@@ -25,8 +25,19 @@ import { Reach } from "../reach.ts";
 const unhandled = captureUnhandled({ beforeAll, afterAll });
 
 const HOSTS = ["a", "b", "c", "d", "e"].map((h) => `https://${h}.example`);
-type Mode = "adaptive + keyed window + maxConcurrent" | "cost and settle on keyed combinations + maxConcurrent" | "limit/interval" | "adaptive alone";
-const MODES: readonly Mode[] = ["adaptive + keyed window + maxConcurrent", "cost and settle on keyed combinations + maxConcurrent", "limit/interval", "adaptive alone"];
+type Mode =
+  | "adaptive + keyed window + maxConcurrent"
+  | "cost and settle on keyed combinations + maxConcurrent"
+  | "adaptive + cost and settle + maxConcurrent"
+  | "limit/interval"
+  | "adaptive alone";
+const MODES: readonly Mode[] = [
+  "adaptive + keyed window + maxConcurrent",
+  "cost and settle on keyed combinations + maxConcurrent",
+  "adaptive + cost and settle + maxConcurrent",
+  "limit/interval",
+  "adaptive alone",
+];
 const reach = new Reach("soak");
 
 async function soak(mode: Mode, seed: number): Promise<void> {
@@ -63,12 +74,13 @@ async function soak(mode: Mode, seed: number): Promise<void> {
   if (mode === "adaptive + keyed window + maxConcurrent") {
     keyed = new KeyedLimiter<string>({ create: () => new WindowLimiter({ limit: 5, interval: 1000, clock }), clock });
     api = createThrottledFetch({ ...common, adaptive: rates, limiter: keyed, maxConcurrent: 3 });
-  } else if (mode === "cost and settle on keyed combinations + maxConcurrent") {
+  } else if (mode === "cost and settle on keyed combinations + maxConcurrent" || mode === "adaptive + cost and settle + maxConcurrent") {
     keyed = new KeyedLimiter<string>({
       create: () => combine({ requests: new WindowLimiter({ limit: 5, interval: 1000, clock }), tokens: new SmoothLimiter({ limit: 200, interval: 1000, clock }) }),
       clock,
     });
-    api = createThrottledFetch({ ...common, limiter: keyed, cost: { requests: 1, tokens: 20 }, settle: () => ({ tokens: 5 }), maxConcurrent: 2 });
+    const adaptiveToo = mode === "adaptive + cost and settle + maxConcurrent";
+    api = createThrottledFetch({ ...common, ...(adaptiveToo && { adaptive: rates }), limiter: keyed, cost: { requests: 1, tokens: 20 }, settle: () => ({ tokens: 5 }), maxConcurrent: 2 });
   } else if (mode === "limit/interval") {
     api = createThrottledFetch({ ...common, limit: 5, interval: 1000 });
   } else {
@@ -124,7 +136,7 @@ describe("soak: random faults, aborts and unread bodies leave nothing behind", (
       "body read": 1500,
       "body cancelled": 500,
       "body never read": 500,
-      "call succeeded": 3000,
+      "call succeeded": 3500,
     });
   });
 });
