@@ -206,9 +206,14 @@ export async function runAttempts(
             reservation.cancel();
             throw abortReason(callSignal);
           }
-          // A slot of the fetch's `maxConcurrent`, or of the limiter's own (a vendor profile's): the
-          // body's end (or `slotTimeout` unread) ends the reservation, not only its cost.
-          hold = new AttemptHold(reservation, clock, { slot: costs!.maxConcurrent !== undefined || holdsSlots(limiter), slotTimeout: costs!.slotTimeout });
+          // A slot of the fetch's `maxConcurrent`: the body's end (or `slotTimeout` unread) ends the
+          // reservation, not only its cost. A slot of the limiter's own (a vendor profile's) does too
+          // when the cost comes from the body as it is read (see `costFromBody`).
+          hold = new AttemptHold(reservation, clock, {
+            slot: costs!.maxConcurrent !== undefined,
+            ownSlots: holdsSlots(limiter),
+            slotTimeout: costs!.slotTimeout,
+          });
           response = await send();
         }
         if (tag !== undefined && isResponse(response)) adaptivePause = adaptive!.onResponse(tag, response).pauseMs;

@@ -184,18 +184,37 @@ function isStreamed(value: unknown): value is { response: Response; actual: Prom
 export class AttemptHold {
   readonly #reservation: Reservation;
   readonly #clock: Clock;
-  readonly #slot: boolean;
+  #slot: boolean;
+  readonly #ownSlots: boolean;
   readonly #slotTimeout: number;
   #known = false;
   #value: Cost | undefined = undefined;
   #bodyDone = false;
   #timer: TimerHandle | undefined = undefined;
 
-  constructor(reservation: Reservation, clock: Clock, options: { readonly slot: boolean; readonly slotTimeout: number }) {
+  /**
+   * @param options `slot`: the reservation holds a slot of the fetch's `maxConcurrent` (it ends with
+   * the body, see `bodyEnded`); `ownSlots`: the limiter holds concurrency slots of its own (a vendor
+   * profile's `maxConcurrent`), which matter only once the cost comes as the body is read
+   * ({@link AttemptHold.costFromBody}).
+   */
+  constructor(reservation: Reservation, clock: Clock, options: { readonly slot: boolean; readonly ownSlots?: boolean; readonly slotTimeout: number }) {
     this.#reservation = reservation;
     this.#clock = clock;
     this.#slot = options.slot;
+    this.#ownSlots = options.ownSlots ?? false;
     this.#slotTimeout = options.slotTimeout;
+  }
+
+  /**
+   * The cost comes only as the caller reads the body (settle handed back a Response of its own: a
+   * tap on a stream's usage). With a limiter of its own slots the body's end then ends the
+   * reservation — or `slotTimeout` without a read, as reserved: else a stream nobody reads would
+   * keep its slot for good, and every later call would wait for it. (A cost known without the
+   * caller reading, a JSON body read from a clone, ends it as soon as it is known.)
+   */
+  costFromBody(): void {
+    if (this.#ownSlots) this.#slot = true;
   }
 
   /** True when the reservation holds a concurrency slot (its body's end matters, see `bodyEnded`). */
@@ -302,6 +321,10 @@ export function applySettle(settle: SettleFunction | undefined, response: Respon
       throw new TypeError(`\`settle\` must return a Response as \`response\`, got ${describeValue(result.response)}`);
     }
     const actual = Promise.resolve(result.actual);
+    // A Response of settle's own wraps the body (a tap that reads the usage as the caller reads):
+    // its cost comes only as the body is read. The same Response back means the cost is read
+    // elsewhere (a JSON body from a clone), without waiting for the caller.
+    if (result.response !== response) hold.costFromBody();
     hold.actual(actual);
     return result.response;
   }

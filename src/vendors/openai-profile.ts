@@ -42,9 +42,9 @@ export interface OpenAIProfileOptions extends OpenAIModelLimits, OpenAIEstimateO
    */
   readonly models?: Readonly<Record<string, OpenAIModelLimits>>;
   /**
-   * At most this many calls in flight per model, each holding its slot until its usage is read (its
-   * body done) — composes with the budgets in one grant; a body nobody reads for the fetch's
-   * `slotTimeout` frees its slot then, counted as reserved. (The fetch's own `maxConcurrent` does the
+   * At most this many calls in flight per model, each holding its slot until its usage is read (a
+   * JSON answer's at once, from a clone; a stream's as it is read) — composes with the budgets in one
+   * grant; a stream nobody reads for the fetch's `slotTimeout` frees its slot then, counted as reserved. (The fetch's own `maxConcurrent` does the
    * same for any profile; this one needs no support from the fetch.) @default no cap
    */
   readonly maxConcurrent?: number;

@@ -150,7 +150,7 @@ describe("maxConcurrent: when a slot frees (virtual time)", () => {
 });
 
 describe("a limiter of your own that holds slots (a combine with a ConcurrencyLimiter)", () => {
-  const setup = (cost: boolean) => {
+  const setup = (cost: boolean, settle?: (response: Response) => { response: Response; actual: Promise<undefined> }) => {
     const clock = new ManualClock();
     const limiter = combine({ requests: new WindowLimiter({ limit: 100, interval: 1000, clock }), concurrent: new ConcurrencyLimiter({ limit: 1, clock }) });
     const sent: number[] = [];
@@ -158,7 +158,7 @@ describe("a limiter of your own that holds slots (a combine with a ConcurrencyLi
       sent.push(clock.now());
       return new Response(new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(new Uint8Array([1])) })); // endless
     };
-    const api = createThrottledFetch({ limiter, fetch, clock, ...(cost && { cost: { requests: 1, concurrent: 1 } }) });
+    const api = createThrottledFetch({ limiter, fetch, clock, ...(cost && { cost: { requests: 1, concurrent: 1 } }), ...(settle && { settle }) });
     return { clock, api, sent };
   };
 
@@ -170,15 +170,25 @@ describe("a limiter of your own that holds slots (a combine with a ConcurrencyLi
     await clock.runAll();
   });
 
-  test("attempts as reservations (cost): the slot frees when the body is done, or after slotTimeout unread", async () => {
+  test("attempts as reservations whose cost is known at once (cost, no settle): the slot frees at once too", async () => {
     const { clock, api, sent } = setup(true);
+    const first = await api("https://api.example.com/"); // its body is never read
+    await api("https://api.example.com/");
+    expect(sent).toEqual([0, 0]);
+    await first.body!.cancel();
+    await clock.runAll();
+  });
+
+  test("attempts whose cost comes as the body is read (a streamed settle): the slot frees when the body is done, or after slotTimeout unread", async () => {
+    // A tap of settle's own: the cost is known only when the caller reads to the end (never, here).
+    const { clock, api, sent } = setup(true, (response) => ({ response: new Response(response.body), actual: new Promise<undefined>(() => {}) }));
     const first = await api("https://api.example.com/");
     const second = api("https://api.example.com/");
     await clock.advance(29_999);
     expect(sent).toEqual([0]);
     await clock.advance(1);
     await second;
-    expect(sent).toEqual([0, 30_000]);
+    expect(sent).toEqual([0, 30_000]); // slotTimeout (30 s) without a read freed the slot
     await first.body!.cancel();
     await (await second).body!.cancel();
     await clock.runAll();

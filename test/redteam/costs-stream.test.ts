@@ -39,12 +39,12 @@ function countingStream(parts: Uint8Array[]) {
   return { body, state };
 }
 
-function profileWith(clock: ManualClock, makeBody: () => ReadableStream<Uint8Array> | string, maxConcurrent?: number) {
+function profileWith(clock: ManualClock, makeBody: () => ReadableStream<Uint8Array> | string, maxConcurrent?: number, type = "text/event-stream") {
   const profile = openai({ rpm: 1000, tpm: 1000, clock, ...(maxConcurrent !== undefined && { maxConcurrent }) });
   const sent: number[] = [];
   const fetch = (async () => {
     sent.push(clock.now());
-    return new Response(makeBody(), { status: 200, headers: { "content-type": "text/event-stream" } });
+    return new Response(makeBody(), { status: 200, headers: { "content-type": type } });
   }) as typeof globalThis.fetch;
   const api = createThrottledFetch({ ...profile, fetch });
   const budget = () => (profile.limiter as KeyedLimiter<string>).get("m");
@@ -150,6 +150,15 @@ describe("red team stream settle: accounting in virtual time", () => {
     expect(await forgotten.text()).toBe(sse); // still readable; its usage came too late to refund
     await clock.advance(0);
     expect(budget().stats!().inFlight).toBe(1); // the second call's stream, unread
+  });
+
+  test("with the profile's maxConcurrent, a JSON answer nobody reads frees its slot as soon as its usage is read from a clone", async () => {
+    const clock = new ManualClock();
+    const json = JSON.stringify({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 } });
+    const { api, sent } = profileWith(clock, () => json, 1, "application/json");
+    await api(OPENAI, chat(10)); // never read
+    await api(OPENAI, chat(10));
+    expect(sent).toEqual([0, 0]);
   });
 
   test("a stream that errors midway (connection reset): the caller sees the error, the reservation ends counted in full", async () => {
