@@ -209,7 +209,7 @@ function editDistance(a: string, b: string): number {
 export function keysOf<T>() {
   return <const K extends readonly (keyof T & string)[]>(
     ...keys: K & ([Exclude<keyof T & string, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T & string, K[number]> })
-  ): readonly string[] => keys;
+  ): K => keys;
 }
 
 /**

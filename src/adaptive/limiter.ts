@@ -14,7 +14,7 @@ import { parseRateLimit } from "../http/headers.ts";
 import type { HeadersLike } from "../http/header-values.ts";
 import { readServerSignals } from "../http/throttle.ts";
 import type { AcquireOptions, BaseLimiterOptions, Limiter, ScheduleOptions } from "../limiters/limiter.ts";
-import { resolveClock } from "../limiters/limiter.ts";
+import { BASE_OPTIONS, resolveClock } from "../limiters/limiter.ts";
 import type { Permits, Reservation, ReserveOptions } from "../limiters/reservation.ts";
 import type { LimiterEvents } from "../limiters/events.ts";
 import { withRateReason } from "../limiters/set-limit.ts";
@@ -22,7 +22,7 @@ import { SmoothLimiter } from "../limiters/smooth.ts";
 import type { LimiterStats } from "../limiters/stats.ts";
 import { describeValue, keysOf, onlyKnown, optionsObject, requireFunction } from "../validate.ts";
 import { AdaptiveController, type Advice, type RateChange, type ResponseOutcome, type SendTag } from "./controller.ts";
-import { type AdaptiveOptions, pickAdaptive } from "./options.ts";
+import { ADAPTIVE_OPTIONS, type AdaptiveOptions, pickAdaptive } from "./options.ts";
 
 /**
  * Options of {@link AdaptiveLimiter}: the controller's knobs (rates in requests per second) and the
@@ -51,10 +51,7 @@ export const FORGET_CUT_AFTER_STEPS = 10;
 /** …and at least this long (ms): 10 minutes. */
 export const FORGET_CUT_AFTER_MS = 600_000;
 
-const LIMITER_OPTIONS = keysOf<AdaptiveLimiterOptions>()(
-  "maxRate", "initialRate", "minRate", "decrease", "probeInterval", "limitWindow",
-  "onChange", "wallClock", "clock", "maxQueue", "maxWait", "priorityAging",
-);
+const LIMITER_OPTIONS = keysOf<AdaptiveLimiterOptions>()(...ADAPTIVE_OPTIONS, ...BASE_OPTIONS, "onChange", "wallClock");
 
 /**
  * A limiter that learns the server's rate: it starts conservatively (or at the rate it was told),

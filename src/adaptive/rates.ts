@@ -16,7 +16,7 @@ import { MaxWaitExceededError } from "../errors.ts";
 import { keysOf, onlyKnown, optionsObject, requireFunction } from "../validate.ts";
 import type { RateChange } from "./controller.ts";
 import { AdaptiveLimiter } from "./limiter.ts";
-import { type AdaptiveOptions, resolveAdaptiveOptions } from "./options.ts";
+import { ADAPTIVE_OPTIONS, type AdaptiveOptions, resolveAdaptiveOptions } from "./options.ts";
 
 /**
  * One change of a key's learned rate.
@@ -32,9 +32,7 @@ export interface KeyedRateChange extends RateChange {
 }
 
 /** See `onlyKnown`: a key outside these is a typo. */
-const RATES_OPTIONS = keysOf<AdaptiveRatesOptions>()(
-  "maxRate", "initialRate", "minRate", "decrease", "probeInterval", "limitWindow", "onChange", "clock", "wallClock",
-);
+const RATES_OPTIONS = keysOf<AdaptiveRatesOptions>()(...ADAPTIVE_OPTIONS, "onChange", "clock", "wallClock");
 
 /**
  * Options of {@link AdaptiveRates}, and of the `adaptive` option of `createThrottledFetch` and

@@ -87,18 +87,23 @@ describe("harder cases", () => {
     expect(r.utilisation).toBeGreaterThanOrEqual(0.9);
   });
 
+  /** 4 clients (as 4 processes) of 10 callers through createThrottledFetch on one strict 20/s quota, 120 s. */
+  const fleetOf4 = (seed: number, startAt?: readonly number[]) =>
+    simulate({
+      server: new SlidingLogServer({ limit: 20, headers: ["retry-after"] }),
+      realRate: 20,
+      clients: 4,
+      callers: 10,
+      duration: 120_000,
+      latency: { min: 20, max: 80 },
+      seed,
+      viaFetch: true,
+      ...(startAt !== undefined && { startAt }),
+    });
+
   test("4 clients (as 4 processes) through createThrottledFetch on one 20/s quota, 120 s: few 429s, fair shares (Jain's index)", async () => {
     for (const seed of [1, 2, 3]) {
-      const r = await simulate({
-        server: new SlidingLogServer({ limit: 20, headers: ["retry-after"] }),
-        realRate: 20,
-        clients: 4,
-        callers: 10,
-        duration: 120_000,
-        latency: { min: 20, max: 80 },
-        seed,
-        viaFetch: true,
-      });
+      const r = await fleetOf4(seed);
       console.info(`fleet of 4, seed ${seed}: ${figures(r)}, fairness ${r.fairness.toFixed(3)} (${r.perClient.join("/")})`);
       expect(r.share429).toBeLessThanOrEqual(0.01);
       expect(r.steady429).toBeLessThanOrEqual(0.01);
@@ -120,17 +125,7 @@ describe("harder cases", () => {
     // steady state), recovering a cut client to its old rate instead of a plateau (no change).
     const fairness: number[] = [];
     for (const seed of [1, 2, 3]) {
-      const r = await simulate({
-        server: new SlidingLogServer({ limit: 20, headers: ["retry-after"] }),
-        realRate: 20,
-        clients: 4,
-        callers: 10,
-        duration: 120_000,
-        latency: { min: 20, max: 80 },
-        seed,
-        viaFetch: true,
-        startAt: [0, 500, 1000, 2000],
-      });
+      const r = await fleetOf4(seed, [0, 500, 1000, 2000]);
       console.info(`fleet of 4 starting apart, seed ${seed}: ${figures(r)}, fairness ${r.fairness.toFixed(3)} (${r.perClient.join("/")})`);
       expect(r.share429).toBeLessThanOrEqual(0.01);
       expect(r.steady429).toBeLessThanOrEqual(0.005);
