@@ -115,7 +115,10 @@ export interface RedisWindowLimiterOptions extends RedisLimiterOptions {
 /**
  * `WindowLimiter` across processes: never more than `limit` permits granted in ANY window of
  * `interval` ms by all processes sharing `key` together. Grants are first come, first served across
- * the fleet; Redis stores one entry per reservation (not per permit).
+ * the fleet; Redis stores one entry per reservation (not per permit). Every slot counts from its
+ * grant (there is no `countFrom: "completion"` across processes; the throttled fetch's and
+ * `sluice/undici`'s request for it is ignored): against a strict server's window, make `interval`
+ * the server's plus the longest time a request takes to reach it.
  *
  * @example
  * ```ts
