@@ -150,9 +150,11 @@ export class Gate extends GateTimer {
    * The wait in ms before `permits` asked of `queue` now would be granted, behind everyone already
    * queued. Exact for the current state (it runs the grant rule on copies of the policies); O(1)
    * when nobody waits in the domain; amortised O(1) per request appended to a domain's only queue
-   * (see {@link TailCache}); else proportional to the waiters in the domain.
+   * (see {@link TailCache}); else proportional to the waiters in the domain. `limit` is the longest
+   * wait the caller accepts (its `maxWait`; 0 for `tryAcquire`): a cached figure that a fresh one
+   * could put on the other side of it is computed afresh.
    */
-  predict(queue: WaitQueue, permits: number, now: number, amounts: readonly number[] | null = null, priority = 0): number {
+  predict(queue: WaitQueue, permits: number, now: number, amounts: readonly number[] | null = null, priority = 0, limit = 0): number {
     const policies = queue.policies;
     // Only with nobody waiting anywhere in the domain: a waiter on another channel may take a shared
     // policy first, even one that stops it on nothing this request needs.
@@ -165,6 +167,13 @@ export class Gate extends GateTimer {
       if (at !== Infinity) return at - now; // else only in-flight work blocks: simulate its completion
     } else if (this.active.size === 1 && this.active.has(queue) && priority === 0 && queue.levels === null) {
       if (this.#tail?.queue !== queue) this.#tail = new TailCache(queue, now);
+      const wait = this.#tail.predict(permits, now, amounts);
+      // A cache made while work was in flight assumed it ended then; made afresh it would end now,
+      // and the wait could be up to `stale` longer. Made afresh when that could change the caller's
+      // answer (granted now, within maxWait); else the cheaper, lower figure is still a lower bound.
+      const stale = this.#tail.staleBy(now);
+      if (stale === 0 || wait > limit || wait + stale <= limit) return wait;
+      this.#tail = new TailCache(queue, now);
       return this.#tail.predict(permits, now, amounts);
     }
     return simulate(this.active, queue, permits, now, amounts, priority);

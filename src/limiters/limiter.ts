@@ -173,7 +173,7 @@ export abstract class GatedLimiter implements Limiter {
       return startTask(task, holdNow || this.#slots ? this.#releaser(permits, holdNow) : undefined, this.#queue);
     }
     if (maxWait !== Infinity) {
-      const wait = gate.predict(this.#queue, permits, now, null, priority);
+      const wait = gate.predict(this.#queue, permits, now, null, priority, maxWait);
       if (wait > maxWait) {
         refused(this.#queue, permits, "maxWait", wait);
         return Promise.reject(new MaxWaitExceededError(wait, maxWait));

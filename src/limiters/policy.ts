@@ -34,6 +34,11 @@ export interface Policy {
   take(permits: number, at: number, hold?: boolean): void;
   /** True when held grants count from their `release` (a strict window: from the task's start or end). */
   readonly holdsUntilRelease?: boolean;
+  /**
+   * True while held grants are in flight. A `clone(now)` then assumes they are released at `now`, so
+   * predictions made from it are stale once time has moved on (see `TailCache.staleBy`).
+   */
+  readonly holding?: boolean;
   /** True when a scheduled task's permits count from its completion, not its start. */
   readonly countsFromCompletion?: boolean;
   /** Ends a held grant at `at`: from then on it counts as if granted at `at`. */

@@ -156,11 +156,23 @@ export class TailCache {
   readonly #copies: Policy[];
   #last: Waiter | null = null;
   #t: number;
+  /** When the copies were made, if work was in flight then (the copies assume it ended at that time). */
+  readonly #heldAt: number;
 
   constructor(queue: WaitQueue, now: number) {
     this.queue = queue;
     this.#copies = queue.policies.map((p) => p.clone(now));
     this.#t = now;
+    this.#heldAt = queue.policies.some((p) => p.holding === true) ? now : Infinity;
+  }
+
+  /**
+   * How much a prediction made at `now` may fall short of a fresh one: the copies assume the work
+   * in flight when they were made ended then, not at `now` as a fresh copy would, and every grant
+   * after it moves by at most that difference. 0 when nothing was in flight.
+   */
+  staleBy(now: number): number {
+    return now > this.#heldAt ? now - this.#heldAt : 0;
   }
 
   /** The wait in ms for `permits` asked now at the tail of the queue. */

@@ -299,7 +299,7 @@ export function reserveOn(context: ReserveContext, permits: unknown, options: Re
     return Promise.resolve(new Reservation(ask, now, marks));
   }
   if (maxWait !== Infinity) {
-    const wait = gate.predict(queue, ask.permits, now, ask.amounts, priority);
+    const wait = gate.predict(queue, ask.permits, now, ask.amounts, priority, maxWait);
     if (wait > maxWait) {
       refused(queue, ask.permits, "maxWait", wait);
       return Promise.reject(new MaxWaitExceededError(wait, maxWait));

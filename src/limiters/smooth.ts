@@ -95,6 +95,8 @@ export class SmoothPolicy implements AdjustablePolicy {
       anchor = this.#lastFrom + (this.#lastPermits * interval) / limit;
       // Repriced debt already paid off by now: nothing stored from it.
       if (anchor < now) anchor = now;
+      // A pause is never shortened: debt re-priced to end sooner still waits for the pause's end.
+      if (anchor < this.#pausedUntil) anchor = this.#pausedUntil;
     } else {
       const stored = Math.min(this.#burst, ((now - next) * this.#limit) / this.#interval);
       anchor = now - (stored * interval) / limit;

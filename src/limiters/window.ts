@@ -148,6 +148,10 @@ export class WindowPolicy implements AdjustablePolicy {
     return leaves > at ? leaves : at;
   }
 
+  get holding(): boolean {
+    return this.#inFlight > 0;
+  }
+
   take(permits: number, at: number, hold = false): void {
     if (hold) {
       this.#inFlight += permits;

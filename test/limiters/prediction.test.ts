@@ -34,6 +34,43 @@ describe("predictions (tryAcquire hints, maxWait) count waiters on other channel
   });
 });
 
+describe("predictions with work in flight on a window counted from completion (red-team, 2026-11-27)", () => {
+  /** limit 1 per 100 ms: a 1000-ms task holds the slot from t=0, one acquire queued behind it. */
+  async function inFlight() {
+    const clock = new ManualClock();
+    const limiter = new WindowLimiter({ limit: 1, interval: 100, clock, countFrom: "completion" });
+    void limiter.schedule(() => new Promise<void>((resolve) => clock.setTimeout(resolve, 1000)));
+    const queued = track(clock, limiter.acquire());
+    return { clock, limiter, queued };
+  }
+
+  test("a hint made earlier does not turn into 'granted now' later: tryAcquire never says 0 without granting", async () => {
+    const { clock, limiter, queued } = await inFlight();
+    expect(limiter.tryAcquire()).toBe(200); // the task assumed to end now: the queued one at 100, this at 200
+    await clock.advanceTo(500);
+    // Before the fix the cached copies still had the task ending at 0, and said 0 with nothing taken.
+    expect(limiter.tryAcquire()).toBe(200);
+    expect(limiter.stats().granted).toBe(1);
+    const strict = track(clock, limiter.acquire(1, { maxWait: 0 }));
+    await clock.advanceTo(5000);
+    expect(strict.error).toBeInstanceOf(MaxWaitExceededError);
+    expect(queued.at).toBe(1100);
+  });
+
+  test("a maxWait the cached figure would pass but a fresh one would not is refused, with the fresh figure", async () => {
+    const { clock, limiter } = await inFlight();
+    expect(limiter.tryAcquire()).toBe(200);
+    await clock.advanceTo(500);
+    // Cached: 200 − 500 ≤ 0; fresh: 200. A maxWait of 150 is refused, one of 1000 accepted.
+    const near = track(clock, limiter.acquire(1, { maxWait: 150 }));
+    const far = track(clock, limiter.acquire(1, { maxWait: 1000 }));
+    await clock.advanceTo(5000);
+    expect(near.error).toBeInstanceOf(MaxWaitExceededError);
+    expect((near.error as MaxWaitExceededError).retryAfter).toBe(200);
+    expect(far.at).toBe(1200);
+  });
+});
+
 /** Counts calls of a policy class's `earliest` (clones included: they share the prototype). */
 function countEarliest(proto: { earliest(permits: number, now: number): number }) {
   const original = proto.earliest;

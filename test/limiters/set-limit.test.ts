@@ -56,6 +56,20 @@ describe("SmoothLimiter.setLimit()", () => {
       [2000, 1, 10],
     ]));
 
+  test("a pause is not shortened by a change that re-prices debt reaching past it (red-team, 2026-11-27)", () =>
+    runSteps((clock) => {
+      const l = new SmoothLimiter({ limit: 2, interval: 1000, clock });
+      l.tryAcquire(10); // granted at 0: the next is due at 5000
+      l.pause(3000); // within the debt: the anchor stays, the pause is remembered
+      return l;
+    }, [
+      [0, "set", { limit: 10 }], // re-priced: 10 × 100 ms, due at 1000, but the pause lasts until 3000
+      [0, 1, 3000],
+      [1000, 1, 2000],
+      [3000, 1, 0],
+      [3000, 1, 100],
+    ]));
+
   test("a new interval changes the spacing; stored permits stay a number of permits", () =>
     runSteps((clock) => new SmoothLimiter({ limit: 10, interval: 1000, burst: 4, clock }), [
       [0, 1, 0],
