@@ -37,8 +37,11 @@ export function redactUrl(url: string): string {
   return parsed.origin + parsed.pathname;
 }
 
-/** Where a URL starts in free text: a scheme followed by `//`. */
-const URL_IN_TEXT = /[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s"'<>`]*/g;
+/**
+ * Where a URL starts in free text: a scheme followed by `//`. It ends at the `…` a replaced secret
+ * left, which would otherwise be read as part of the path and printed percent-encoded.
+ */
+const URL_IN_TEXT = /[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s"'<>`…]*/g;
 
 /** A URL found in text, cut to origin and path; one that does not parse loses everything from `?`/`#` and its user info. */
 function redactUrlText(text: string): string {
@@ -136,8 +139,8 @@ export function scrubText(text: string, secrets: readonly string[]): string {
 /**
  * Removes `secrets` (and URLs' query, fragment and user info) from an error and its `cause` chain,
  * in place so its identity, class and fields are kept: `message`, `stack`, own string fields (Node's
- * `input`), `cause`, and an `AggregateError`'s `errors`. Non-objects and frozen errors are returned
- * as they are. Returns `error`.
+ * `input`), `cause`, and an `AggregateError`'s `errors`. A string (what a custom `fetch` may reject
+ * with) is returned scrubbed; other non-objects and frozen errors as they are. Returns `error`.
  *
  * @example
  * ```ts
@@ -145,6 +148,7 @@ export function scrubText(text: string, secrets: readonly string[]): string {
  * ```
  */
 export function scrubError<T>(error: T, secrets: readonly string[], seen = new Set<unknown>()): T {
+  if (typeof error === "string") return scrubText(error, secrets) as T;
   if (typeof error !== "object" || error === null || seen.has(error)) return error;
   seen.add(error);
   const target = error as Record<string, unknown>;

@@ -170,3 +170,28 @@ test("scrubError scrubs a cause and an AggregateError's errors, and survives a c
   expect(scrubError(hostile, [])).toBe(hostile);
   expect(hostile.message).toBe("fetch https://api.example.com/a");
 });
+
+test("a custom fetch that rejects with a string is scrubbed too, and a cut URL keeps no encoded ellipsis (red-team, 2026-11-27)", async () => {
+  let thrown = 0;
+  for (const [shape, make] of Object.entries(URL_SHAPES)) {
+    const secret = "SxRedTeam12345";
+    const url = make(secret);
+    for (const reject of [(text: string) => text, (text: string) => new Error(text)]) {
+      const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+        thrown++;
+        throw reject(`request to ${input instanceof Request ? input.url : String(input)} with ${new Headers(init?.headers).get("authorization")} failed`);
+      };
+      const api = createThrottledFetch({ limiter: new SmoothLimiter({ limit: 1000 }), fetch, retry: { limit: 0 } });
+      const error = await api(url, { headers: { authorization: "Bearer HdrSecret987" } }).then(() => undefined, (e: unknown) => e);
+      if (error === undefined) throw new Error(`${shape}: the call did not reject`);
+      expectNoSecret(error, secret);
+      expectNoSecret(error, "HdrSecret987");
+      for (const text of exposed(error)) expect(text, shape).not.toContain("%E2%80%A6");
+    }
+  }
+  const { scrubError } = await import("../../src/http/redact.ts");
+  expect(scrubError("GET https://api.example.com/v1/items?key=K1 failed: K1", ["K1", "?key=K1"])).toBe("GET https://api.example.com/v1/items… failed: …");
+  // The shapes a Request can be built from reach the fetch (6 of them, each rejecting both ways); the
+  // rest fail earlier, in sluice's own checks, and are covered above.
+  expect(thrown).toBeGreaterThanOrEqual(12);
+});
