@@ -119,3 +119,72 @@ test("startFlight counts the other requests in flight per limiter, and end() is 
   first.end();
   expect(startFlight(a).others()).toBe(0);
 });
+
+test("in virtual time, 4 callers on a reported quota: no 429 when responses come back to back (red-team, 2026-11-27)", async () => {
+  // Before the fix, two responses read back to back could each see the same one request of room,
+  // and both callers sent: 35 × 429 in these 3840 requests. Latency 0 never raced; 0–2 and 0–5 ms did.
+  const { ManualClock } = await import("../../src/clock.ts");
+  const { createSimulatedFetch, FixedWindowServer, serveModel } = await import("../../src/testing.ts");
+  let refused = 0;
+  let requests = 0;
+  let pauses = 0;
+  let reported = 0;
+  for (let seed = 1; seed <= 20; seed++) {
+    for (const latency of [0, 2, 5]) {
+      const clock = new ManualClock();
+      const server = new FixedWindowServer({ limit: 6, interval: 250, headers: ["x-ratelimit"] });
+      const fetch = createSimulatedFetch({ server: serveModel(server), clock, latency: { min: 0, max: latency }, seed });
+      const limiter = new SmoothLimiter({ limit: 10_000, clock });
+      limiter.events.addEventListener("pause", () => pauses++);
+      const api = createThrottledFetch({
+        limiter, retry: { limit: 0 }, fetch, clock, wallClock: () => clock.now(), onThrottle: () => reported++,
+      });
+      let next = 0;
+      const done = Promise.all(Array.from({ length: 4 }, async () => {
+        while (next < 64) {
+          next++;
+          const response = await api("https://api.example.com/items");
+          requests++;
+          if (response.status === 429) refused++;
+          await response.text();
+        }
+      }));
+      await clock.runAll(100_000);
+      await done;
+    }
+  }
+  expect(requests).toBe(3840);
+  expect(refused).toBe(0);
+  // Both pauses are reached: on a response that reports the quota used up (told to onThrottle), and
+  // at the send that takes the last room a response reported (a limiter pause, no response to show).
+  expect(reported).toBeGreaterThan(100);
+  expect(pauses - reported).toBeGreaterThan(100);
+});
+
+test("in-flight: requests sent after an answer count against it; the send that takes the last reported room pauses until the reset", async () => {
+  const { noteSpare, startFlight } = await import("../../src/http/in-flight.ts");
+  const limiter = {};
+  const answered = startFlight(limiter, 0);
+  const other = startFlight(limiter, 0);
+  answered.end();
+  expect(answered.others()).toBe(1); // `other`, in flight when it ended
+  other.end();
+  expect(answered.others()).toBe(1); // still counted: it may have reached the server after the snapshot
+  startFlight(limiter, 1).end();
+  expect(answered.others()).toBe(2); // sent since: it was sent without knowing this answer
+  // A report of 2 requests of room until t=250: the second send after it takes the last.
+  noteSpare(limiter, 2, 250, 10);
+  expect(startFlight(limiter, 20).quotaOut).toBe(0);
+  expect(startFlight(limiter, 30).quotaOut).toBe(220);
+  expect(startFlight(limiter, 40).quotaOut).toBe(0); // taken: the pause holds the rest
+  // The same window reported again with more room (an older snapshot read late): the smaller room stays.
+  noteSpare(limiter, 1, 300, 100);
+  noteSpare(limiter, 5, 310, 101);
+  expect(startFlight(limiter, 102).quotaOut).toBe(208);
+  // Another window (its reset well past the held one) replaces it; a room past its reset is forgotten.
+  noteSpare(limiter, 1, 400, 200);
+  noteSpare(limiter, 3, 700, 450);
+  expect(startFlight(limiter, 460).quotaOut).toBe(0);
+  expect(startFlight(limiter, 800).quotaOut).toBe(0);
+  expect(startFlight(limiter, 801).quotaOut).toBe(0);
+});
