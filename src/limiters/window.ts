@@ -22,7 +22,8 @@
  * leaves the server after the request arrived, so a slot reused `interval` after the response cannot
  * put one more request into any server window. The cost is the latency, taken once per slot. While
  * in-flight permits are what blocks a request, its time is unknown (`earliest` is `Infinity`) and the
- * gate waits for a release; predictions assume in-flight work completes now (a lower bound).
+ * gate waits for a release; predictions assume in-flight work completes now (a lower bound — except
+ * with priorities and aging, where that assumption can also change the order: see the README's Priorities).
  *
  * @module
  */
