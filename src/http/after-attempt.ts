@@ -9,7 +9,6 @@ import type { Limiter } from "../limiters/limiter.ts";
 import { cancelBody } from "./held-response.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
-import { noteSpare } from "./in-flight.ts";
 import { pauseFor, pauseLimiter, readServerSignals } from "./throttle.ts";
 
 /** What one attempt produced. @internal */
@@ -34,7 +33,6 @@ export interface AttemptContext {
   readonly idempotent: boolean;
   readonly replayable: boolean;
   readonly started: number;
-  /** The other requests on the limiter that may consume the quota this answer reports (see `in-flight.ts`). */
   readonly inFlight: number;
 }
 
@@ -85,11 +83,6 @@ function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: A
     rateLimitHeaders: config.rateLimitHeaders,
     inFlight: ctx.inFlight,
   });
-  // Room left in a reported quota: the sends that take it are counted, and the last pauses everyone.
-  if (signals.spare !== undefined && limiter !== undefined && !ctx.adaptive) {
-    const now = config.clock.now();
-    noteSpare(limiter, signals.spare.count, now + signals.spare.resetMs, now);
-  }
   const pause = pauseFor(signals, attempt, config.policy);
   if (pause !== undefined) {
     // With `adaptive`, the key's limiter already paused for the server's delay and for a used-up

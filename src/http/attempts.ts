@@ -18,8 +18,7 @@ import { type HeldResponse, holdForRetry } from "./held-response.ts";
 import type { FetchInput, FetchLike, ResolvedOptions } from "./options.ts";
 import { scrubError, scrubText } from "./redact.ts";
 import { attemptInit, prepareCall } from "./request.ts";
-import { type InFlight, startFlight } from "./in-flight.ts";
-import { pauseLimiter } from "./throttle.ts";
+import { startFlight } from "./in-flight.ts";
 import { anySignal, sleep, startTimer, type Timer, untilAborted } from "./timers.ts";
 import { applySettle, asCostError, AttemptHold, checkCostResult, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
 import { holdsSlots, slotCost } from "./slots.ts";
@@ -136,7 +135,7 @@ export async function runAttempts(
       let adaptivePause = 0;
       let sent = false;
       let timedOut: TimeoutError | undefined;
-      let flight: InFlight | undefined; // this attempt among the requests in flight on its limiter
+      let inFlight = 0; // the other requests on this limiter in flight when the response came
       let result: AttemptResult;
       let hold: AttemptHold | undefined;
       let endSlot: (() => void) | undefined;
@@ -182,14 +181,11 @@ export async function runAttempts(
             });
             signal = anySignal([callSignal, timed ? attempt.signal : undefined]);
           }
-          flight = startFlight(limiter ?? adaptive!, clock.now());
-          // This send takes the last room a reported quota had: nobody else goes before its reset.
-          // (With `adaptive`, the key's limiter paces a reported quota itself.)
-          if (flight.quotaOut > 0 && limiter !== undefined && adaptive === undefined) {
-            pauseLimiter(limiter, flight.quotaOut, config.policy.pauseDimensions);
-          }
+          const flight = startFlight(limiter ?? adaptive!);
           try {
-            return await fetchImpl(input, attemptInit(init, plan, call.headers, signal, lean));
+            const response = await fetchImpl(input, attemptInit(init, plan, call.headers, signal, lean));
+            inFlight = flight.others();
+            return response;
           } finally {
             flight.end();
             timer?.cancel();
@@ -253,8 +249,7 @@ export async function runAttempts(
       let decided: Decided;
       try {
         const after = afterAttempt(config, {
-          call, result, attempt: state.attempts, key, limiter, adaptive: adaptive !== undefined, adaptivePause, idempotent, replayable, started,
-          inFlight: flight === undefined ? 0 : flight.others(),
+          call, result, attempt: state.attempts, key, limiter, adaptive: adaptive !== undefined, adaptivePause, idempotent, replayable, started, inFlight,
         });
         // Decided at once unless a hook or the decision needs awaiting (no hop for a final response).
         decided = after instanceof Promise ? await after : after;

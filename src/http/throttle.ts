@@ -33,12 +33,6 @@ export interface ServerSignals {
    * other requests in flight) and when the quota resets (ms from now).
    */
   readonly exhausted: { readonly resetMs: number; readonly source: RateLimitSource } | undefined;
-  /**
-   * Not exhausted, with a reset time: how many more requests the reported quota has room for
-   * beyond the other requests in flight (`remaining − inFlight`, ≥ 1), until the reset (ms from now).
-   * Sending them all uses the quota up: see `noteSpare` in `in-flight.ts`.
-   */
-  readonly spare?: { readonly count: number; readonly resetMs: number };
 }
 
 /** Options of {@link readServerSignals}. */
@@ -79,16 +73,14 @@ export function readServerSignals(
   const delay = found === undefined ? undefined : { ms: found.delayMs, source: found.source };
   const throttled = response.status === 429 || (response.status === 503 && delay !== undefined);
   let exhausted: ServerSignals["exhausted"];
-  let spare: ServerSignals["spare"];
   if (!throttled && options.rateLimitHeaders) {
     const info = parseRateLimit(response.headers, { now: options.now });
     const inFlight = options.inFlight ?? 0;
-    if (info !== undefined && info.resetMs !== undefined && info.resetMs > 0) {
-      if (info.remaining <= inFlight) exhausted = { resetMs: info.resetMs, source: info.source };
-      else if (Number.isFinite(info.remaining)) spare = { count: info.remaining - inFlight, resetMs: info.resetMs };
+    if (info !== undefined && info.remaining <= inFlight && info.resetMs !== undefined && info.resetMs > 0) {
+      exhausted = { resetMs: info.resetMs, source: info.source };
     }
   }
-  return spare === undefined ? { delay, throttled, exhausted } : { delay, throttled, exhausted, spare };
+  return { delay, throttled, exhausted };
 }
 
 /**

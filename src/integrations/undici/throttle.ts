@@ -29,7 +29,7 @@ import type { SendTag } from "../../adaptive/controller.ts";
 import type { AdaptiveLimiter } from "../../adaptive/limiter.ts";
 import { type Admission, admitAdaptive, mustPace, toldRate } from "../../adaptive/rates.ts";
 import { type Clock, systemClock } from "../../clock.ts";
-import { noteSpare, startFlight } from "../../http/in-flight.ts";
+import { startFlight } from "../../http/in-flight.ts";
 import { rateOf } from "../../http/slots.ts";
 import { Unstarted } from "../../limiters/settle.ts";
 import { readsSignalLike } from "../../limiters/signals.ts";
@@ -291,9 +291,7 @@ class Dispatching implements AttemptOwner {
         this.#tag = this.#adaptive.onSent(this.#admitted!.waited);
       }
       // Counted until the response headers (or an error) come: see http/in-flight.ts.
-      const flight = startFlight(this.#limiter ?? this.#adaptive!, this.#clock().now());
-      // This send takes the last room a reported quota had: nobody else goes before its reset.
-      if (flight.quotaOut > 0 && this.#limiter !== undefined && this.#adaptive === undefined) this.#limiter.pause(flight.quotaOut);
+      const flight = startFlight(this.#limiter ?? this.#adaptive!);
       // With `maxConcurrent`, the task (and its slot) lasts until the body ends or idles; else until
       // the headers.
       const slotTimeout = this.#config.slotTimeout;
@@ -335,11 +333,6 @@ class Dispatching implements AttemptOwner {
       rateLimitHeaders: config.rateLimitHeaders,
       inFlight,
     });
-    // Room left in a reported quota: the sends that take it are counted, and the last pauses everyone.
-    if (signals.spare !== undefined && this.#limiter !== undefined && this.#adaptive === undefined) {
-      const now = this.#clock().now();
-      noteSpare(this.#limiter, signals.spare.count, now + signals.spare.resetMs, now);
-    }
     const pause = pauseFor(signals, attempt, config.policy);
     if (pause === undefined) return;
     // With `adaptive`, the key's limiter already paused for the server's delay and for a used-up
