@@ -9,6 +9,11 @@
  * any of its requests is refused. Counting every other request (not only those sent after this
  * one) is the safe side: one sent earlier may still arrive later.
  *
+ * Not airtight: two answers read back to back, before either caller sends again, can each see the
+ * same one request of room, and both callers send (pinned in `test/http/quota-in-flight.test.ts`).
+ * Remembering the room per limiter until the reset closes that gap but, with resets in whole seconds
+ * and snapshots read out of order, paused far more than it saved (tried and withdrawn 2026-11-27).
+ *
  * Kept per limiter object in a WeakMap, so every throttled fetch (and `sluice/undici` interceptor)
  * sharing a limiter shares the count, and a forgotten limiter takes its count with it.
  *

@@ -119,3 +119,41 @@ test("startFlight counts the other requests in flight per limiter, and end() is 
   first.end();
   expect(startFlight(a).others()).toBe(0);
 });
+
+test("in virtual time, 4 callers on a reported quota with answers back to back: a few 429s remain (pinned, a known gap)", async () => {
+  // Two answers read before either caller sends again can each see the same one request of room
+  // (red-team, 2026-11-27). Pinned at today's figure so a change is noticed and the README updated:
+  // latency 0 never races; 0–2 and 0–5 ms do. The in-memory count still prevents nearly all of them.
+  const { ManualClock } = await import("../../src/clock.ts");
+  const { createSimulatedFetch, FixedWindowServer, serveModel } = await import("../../src/testing.ts");
+  let refused = 0;
+  let requests = 0;
+  let exhausted = 0;
+  for (let seed = 1; seed <= 20; seed++) {
+    for (const latency of [0, 2, 5]) {
+      const clock = new ManualClock();
+      const server = new FixedWindowServer({ limit: 6, interval: 250, headers: ["x-ratelimit"] });
+      const fetch = createSimulatedFetch({ server: serveModel(server), clock, latency: { min: 0, max: latency }, seed });
+      const api = createThrottledFetch({
+        limiter: new SmoothLimiter({ limit: 10_000, clock }), retry: { limit: 0 }, fetch, clock, wallClock: () => clock.now(),
+        onThrottle: (e) => void (e.reason === "quota-exhausted" && exhausted++),
+      });
+      let next = 0;
+      const done = Promise.all(Array.from({ length: 4 }, async () => {
+        while (next < 64) {
+          next++;
+          const response = await api("https://api.example.com/items");
+          requests++;
+          if (response.status === 429) refused++;
+          await response.text();
+        }
+      }));
+      await clock.runAll(100_000);
+      await done;
+    }
+  }
+  expect(requests).toBe(3840);
+  expect(exhausted).toBeGreaterThan(300); // the proactive pause is what runs here
+  expect(refused).toBeGreaterThan(0);
+  expect(refused).toBeLessThanOrEqual(35);
+});
