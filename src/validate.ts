@@ -154,7 +154,9 @@ export function requireFunction<T>(name: string, value: T): T {
 /** An options object (or undefined). */
 export function optionsObject<T extends object>(name: string, value: T | undefined): Partial<T> {
   if (value === undefined || value === null) return {};
-  if (typeof value !== "object") throw new TypeError(`\`${name}\` must be an object, got ${describeValue(value)}`);
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new TypeError(`\`${name}\` must be an object, got ${Array.isArray(value) ? "an array" : describeValue(value)}`);
+  }
   return value;
 }
 

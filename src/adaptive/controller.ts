@@ -34,7 +34,7 @@
  * @module
  */
 import { CUT_TRUST, cubicRate, curveK, cutFactor, MAX_STEP, SEARCH_STEP, START_STEP } from "./curve.ts";
-import { ADAPTIVE_OPTIONS, type AdaptiveOptions, resolveAdaptiveOptions, type ResolvedAdaptiveOptions } from "./options.ts";
+import { ADAPTIVE_OPTIONS, type AdaptiveOptions, MAX_ADAPTIVE_RATE, resolveAdaptiveOptions, type ResolvedAdaptiveOptions } from "./options.ts";
 import { onlyKnown, optionsObject } from "../validate.ts";
 import { type SendRecord, SendLog } from "./send-log.ts";
 import type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
@@ -146,6 +146,14 @@ export class AdaptiveController {
     return this.#lastChange;
   }
 
+  /**
+   * The lowest rate a cut goes to: `minRate`, or the ceiling when that is lower — a limit told or
+   * stated below the floor wins (50 an hour is below the default floor of 1 a minute).
+   */
+  #floor(): number {
+    return Math.min(this.#o.minRate, this.ceiling);
+  }
+
   /** The ceiling in force: the told limit, or the server's stated one when lower. */
   get ceiling(): number {
     return Math.min(this.#maxRate, this.#serverRate ?? Infinity);
@@ -228,9 +236,13 @@ export class AdaptiveController {
     return { change, pauseMs };
   }
 
-  /** Changes the told limit (the ceiling and the starting point) at `now`. */
+  /**
+   * Changes the told limit (the ceiling and the starting point) at `now`. A limit above
+   * {@link MAX_ADAPTIVE_RATE} is held at it; one below `minRate` is kept (the floor gives way, see `#floor`).
+   */
   setMaxRate(maxRate: number, now: number): RateChange | undefined {
-    const o = resolveAdaptiveOptions({ ...this.#o, maxRate, initialRate: undefined });
+    const capped = Math.min(maxRate, MAX_ADAPTIVE_RATE);
+    const o = resolveAdaptiveOptions({ ...this.#o, maxRate: capped, minRate: Math.min(this.#o.minRate, capped), initialRate: undefined });
     this.#maxRate = o.maxRate;
     const ceiling = this.ceiling;
     if (ceiling === Infinity) return undefined;
@@ -252,7 +264,7 @@ export class AdaptiveController {
     this.#phase = "curve";
     this.#startCurve(ceiling);
     // Authoritative: the rate follows the stated limit, down at once and up at once.
-    return this.#set(Math.max(this.#o.minRate, ceiling), "server-limit", now);
+    return this.#set(Math.max(this.#floor(), ceiling), "server-limit", now);
   }
 
   #cut(tag: SendTag, now: number, cap = Infinity): RateChange | undefined {
@@ -261,7 +273,7 @@ export class AdaptiveController {
     const known = this.#known;
     this.#epoch++;
     this.#acceptedAtCeiling = 0;
-    const floor = (r: number) => Math.max(this.#o.minRate, r);
+    const floor = (r: number) => Math.max(this.#floor(), r);
     const reached = this.#lastChange?.reason;
     if (this.#phase === "start") {
       // Slow start may be far past the server's rate (it doubled while the answers were on their

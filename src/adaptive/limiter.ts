@@ -34,7 +34,11 @@ import { ADAPTIVE_OPTIONS, type AdaptiveOptions, pickAdaptive } from "./options.
  * ```
  */
 export interface AdaptiveLimiterOptions extends AdaptiveOptions, BaseLimiterOptions {
-  /** Called after each change of the rate (already applied), with the change. @default none */
+  /**
+   * Called after each change of the rate (already applied), with the change. A throw reaches the
+   * caller of the method that made the change (`onResponse`, `setLimit`); the change stays applied.
+   * @default none
+   */
   onChange?: (change: RateChange) => void;
   /**
    * The wall clock, epoch ms, for reading HTTP-dates and epoch resets in headers (measured against

@@ -86,9 +86,20 @@ export interface ResolvedAdaptiveOptions {
   readonly limitWindow: number | undefined;
 }
 
+/**
+ * The highest rate (requests per second) the adaptive options take. A told limit above it (the
+ * fetch's `limit`/`interval`, a limiter's rate, `setLimit`) is held at it rather than refused.
+ *
+ * @example
+ * ```ts
+ * Math.min(told, MAX_ADAPTIVE_RATE); // 1e6
+ * ```
+ */
+export const MAX_ADAPTIVE_RATE = 1e6;
+
 function rate(name: string, value: unknown, allowInfinity: boolean): number {
   if (typeof value !== "number") throw new TypeError(`\`${name}\` must be a number, got ${describeValue(value)}`);
-  if (!(value > 0) || (!allowInfinity && !Number.isFinite(value)) || value > 1e6 && value !== Infinity) {
+  if (!(value > 0) || (!allowInfinity && !Number.isFinite(value)) || value > MAX_ADAPTIVE_RATE && value !== Infinity) {
     const what = allowInfinity ? "a positive number of requests per second (at most 1e6) or Infinity" : "a positive finite number of requests per second (at most 1e6)";
     throw new RangeError(`\`${name}\` must be ${what}, got ${describeValue(value)}`);
   }
@@ -116,8 +127,13 @@ export function pickAdaptive(o: AdaptiveOptions): AdaptiveOptions {
  */
 export function resolveAdaptiveOptions(options: AdaptiveOptions | undefined): ResolvedAdaptiveOptions {
   const o = optionsObject("options", options);
+  // `null` is not "left out" (`??` would take it for that): it is a value of the wrong type.
+  for (const name of ADAPTIVE_OPTIONS) {
+    if ((o as Record<string, unknown>)[name] === null) throw new TypeError(`\`${name}\` must be a number, got null`);
+  }
   const maxRate = rate("maxRate", o.maxRate ?? ADAPTIVE_DEFAULTS.maxRate, true);
-  const minRate = rate("minRate", o.minRate ?? ADAPTIVE_DEFAULTS.minRate, false);
+  // The default floor gives way to a lower ceiling (told 50 an hour: below 1 a minute).
+  const minRate = rate("minRate", o.minRate ?? Math.min(ADAPTIVE_DEFAULTS.minRate, maxRate), false);
   if (minRate > maxRate) throw new RangeError(`\`minRate\` must be at most \`maxRate\` (${maxRate}), got ${minRate}`);
   const initialDefault = maxRate === Infinity ? Math.max(ADAPTIVE_DEFAULTS.initialRate, minRate) : maxRate;
   const initialRate = rate("initialRate", o.initialRate ?? initialDefault, false);

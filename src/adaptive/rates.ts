@@ -16,7 +16,7 @@ import { MaxWaitExceededError } from "../errors.ts";
 import { keysOf, onlyKnown, optionsObject, requireFunction } from "../validate.ts";
 import type { RateChange } from "./controller.ts";
 import { AdaptiveLimiter } from "./limiter.ts";
-import { ADAPTIVE_OPTIONS, type AdaptiveOptions, resolveAdaptiveOptions } from "./options.ts";
+import { ADAPTIVE_OPTIONS, type AdaptiveOptions, MAX_ADAPTIVE_RATE, resolveAdaptiveOptions } from "./options.ts";
 
 /**
  * One change of a key's learned rate.
@@ -44,7 +44,11 @@ const RATES_OPTIONS = keysOf<AdaptiveRatesOptions>()(...ADAPTIVE_OPTIONS, "onCha
  * ```
  */
 export interface AdaptiveRatesOptions extends AdaptiveOptions {
-  /** Called after each change of a key's rate (already applied). @default none */
+  /**
+   * Called after each change of a key's rate (already applied). Through a throttled fetch, a throw
+   * fails the call whose answer made the change, with that error and without a retry, as any hook's.
+   * @default none
+   */
   onChange?: (change: KeyedRateChange) => void;
   /** Timers and elapsed time. @default the fetch's clock (systemClock) */
   clock?: Clock;
@@ -106,13 +110,18 @@ export class AdaptiveRates {
 
   #create(key: string): AdaptiveLimiter {
     const told = this.#options.maxRate ?? Infinity;
-    const maxRate = Math.min(told, this.#ceiling);
+    // A told limit above what the options take is held at it; `minRate` and `initialRate` give way
+    // to a lower one (told 50 an hour: below the default floor of 1 a minute).
+    const ceiling = this.#ceiling === Infinity ? Infinity : Math.min(this.#ceiling, MAX_ADAPTIVE_RATE);
+    const maxRate = Math.min(told, ceiling);
     const initialRate = this.#options.initialRate === undefined ? undefined : Math.min(this.#options.initialRate, maxRate);
+    const minRate = this.#options.minRate === undefined ? undefined : Math.min(this.#options.minRate, maxRate);
     const onChange = this.#onChange;
     return new AdaptiveLimiter({
       ...this.#options,
       maxRate,
       initialRate,
+      minRate,
       clock: this.clock,
       ...(this.#wallClock !== undefined && { wallClock: this.#wallClock }),
       ...(onChange !== undefined && { onChange: (change: RateChange) => onChange({ ...change, key }) }),
@@ -148,12 +157,12 @@ export class AdaptiveRates {
 
   /** The current rate of `key`, requests per second, or `undefined` for a key not seen (or forgotten). */
   rate(key: string): number | undefined {
-    return this.#keys.has(key) ? this.#keys.get(key).rate : undefined;
+    return this.#keys.peek(key)?.rate; // a look, not a use: an idle key is still forgotten
   }
 
   /** The last change of `key`'s rate — `{ rate, previous, reason, at, epoch }` — or `undefined`. */
   lastChange(key: string): RateChange | undefined {
-    return this.#keys.has(key) ? this.#keys.get(key).lastChange : undefined;
+    return this.#keys.peek(key)?.lastChange;
   }
 }
 

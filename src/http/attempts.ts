@@ -14,7 +14,7 @@ import type { SendTag } from "../adaptive/controller.ts";
 import { type Admission, admitAdaptive, mustPace } from "../adaptive/rates.ts";
 import { isResponse, planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
-import { type HeldResponse, holdForRetry } from "./held-response.ts";
+import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import type { FetchInput, FetchLike, ResolvedOptions } from "./options.ts";
 import { scrubError, scrubText } from "./redact.ts";
 import { attemptInit, prepareCall } from "./request.ts";
@@ -216,9 +216,23 @@ export async function runAttempts(
           });
           response = await send();
         }
-        if (tag !== undefined && isResponse(response)) adaptivePause = adaptive!.onResponse(tag, response).pauseMs;
+        if (tag !== undefined && isResponse(response)) {
+          try {
+            adaptivePause = adaptive!.onResponse(tag, response).pauseMs;
+          } catch (error) {
+            // `onChange` threw (the learned rate was applied before it was called): as for any
+            // hook, the call fails with its error, unretried, and the response's socket is freed.
+            cancelBody(response);
+            throw new HookFailed(error);
+          }
+        }
         result = { response };
       } catch (caught) {
+        if (caught instanceof HookFailed) {
+          hold?.release();
+          endSlot?.();
+          throw caught.error;
+        }
         const unstarted = caught instanceof Unstarted;
         const error = unstarted ? caught.reason : caught;
         if (unstarted) hold?.cancel(); // nothing was sent: everything goes back
@@ -306,4 +320,12 @@ function reserveOn(limiter: Limiter, cost: Cost, options: ScheduleOptions, named
 /** A `cost` function's result, checked as `cost` (a `permits` function's is checked by the limiter). */
 function checkedCost(value: Cost, named: "cost" | "permits"): Cost {
   return named === "cost" ? checkCostResult(value) : value;
+}
+
+/** A hook of the attempt's own (the learned rate's `onChange`) threw: the call fails with `error`. */
+class HookFailed {
+  readonly error: unknown;
+  constructor(error: unknown) {
+    this.error = error;
+  }
 }

@@ -144,6 +144,18 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
     return this.#entries.has(key);
   }
 
+  /**
+   * The limiter `key` has now, or undefined — without creating one or counting as a use, so looking
+   * (a dashboard, a log line) does not keep an idle key from being evicted.
+   * @example
+   * ```ts
+   * perHost.peek("https://api.example.com")?.stats().queued; // undefined when the host has no limiter
+   * ```
+   */
+  peek(key: K): L | undefined {
+    return this.#entries.get(key)?.limiter;
+  }
+
   /** The limiter for `key`, created with `create(key)` on first use. */
   get(key: K): L {
     const now = this.#time.now();

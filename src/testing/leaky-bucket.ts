@@ -95,7 +95,9 @@ export class LeakyBucketServer implements ServerModel {
       allowed,
       delayMs: allowed ? delayed / this.#rate : 0,
       retryAfterMs: (excess - capacity) / this.#rate,
-      limit: this.#burst + 1,
+      // The policy it states is the sustained rate, `rate` per `interval` (as nginx's `rate=` means
+      // it); `remaining` is how many more it accepts at this instant (the burst's room).
+      limit: this.#rate,
       remaining: Math.floor((capacity - current) / this.#interval),
       resetMs: current / this.#rate,
       windowMs: this.#interval,
