@@ -252,7 +252,8 @@ export class AdaptiveController {
   }
 
   #readHeaders(outcome: ResponseOutcome, now: number): RateChange | undefined {
-    const info = outcome.rateLimit;
+    // A limit stated with the remaining quota, or a policy stated on its own.
+    const info = outcome.rateLimit?.limit !== undefined ? outcome.rateLimit : outcome.policy ?? outcome.rateLimit;
     if (info?.limit === undefined || (info.quotaUnit !== undefined && info.quotaUnit !== "requests")) return undefined;
     const window = info.windowMs ?? this.#o.limitWindow;
     if (window === undefined || !(info.limit > 0)) return undefined;

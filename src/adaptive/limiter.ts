@@ -11,6 +11,7 @@
  */
 import type { Clock } from "../clock.ts";
 import { parseRateLimit } from "../http/headers.ts";
+import { parseRateLimitPolicy } from "../http/ratelimit-headers.ts";
 import type { HeadersLike } from "../http/header-values.ts";
 import { readServerSignals } from "../http/throttle.ts";
 import type { AcquireOptions, BaseLimiterOptions, Limiter, ScheduleOptions } from "../limiters/limiter.ts";
@@ -238,10 +239,13 @@ export class AdaptiveLimiter implements Limiter {
   onResponse(tag: SendTag, response: { readonly status: number; readonly headers: HeadersLike }): Advice {
     const now = this.#wallClock();
     const signals = readServerSignals(response, { now, lenient: true, rateLimitHeaders: false });
+    const rateLimit = parseRateLimit(response.headers, { now });
     const outcome: ResponseOutcome = {
       throttled: signals.throttled,
       delayMs: signals.delay?.ms,
-      rateLimit: parseRateLimit(response.headers, { now }),
+      rateLimit,
+      // A policy stated without a RateLimit field (or one that names no limit) still states the rate.
+      policy: rateLimit?.limit === undefined ? parseRateLimitPolicy(response.headers) : undefined,
     };
     return this.onOutcome(tag, outcome);
   }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { RateLimitInfo } from "../http/headers.ts";
+import type { StatedPolicy } from "../http/ratelimit-headers.ts";
 
 /** Why the rate last changed. */
 export type RateChangeReason =
@@ -79,6 +80,8 @@ export interface ResponseOutcome {
   readonly delayMs?: number | undefined;
   /** The RateLimit / X-RateLimit state it reported. */
   readonly rateLimit?: RateLimitInfo | undefined;
+  /** A quota policy it stated without a remaining quota (`RateLimit-Policy` alone). */
+  readonly policy?: StatedPolicy | undefined;
 }
 
 /**

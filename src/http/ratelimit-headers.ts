@@ -121,6 +121,44 @@ export function parseRateLimit(headers: HeadersLike, options: RateLimitOptions):
   );
 }
 
+/** A quota policy the server states: `limit` units per `windowMs`. */
+export interface StatedPolicy {
+  readonly limit: number;
+  readonly windowMs: number;
+  /** The draft-10 quota unit (`qu`), when stated. */
+  readonly quotaUnit?: string;
+}
+
+/**
+ * The most restrictive quota policy of a `RateLimit-Policy` field (draft-10 `"name";q=…;w=…`, or a
+ * draft-07 `10;w=1` item): the fewest units per ms among those that state both a quota and a
+ * window. What a server states even without a `RateLimit` field (whose absence
+ * {@link parseRateLimit} needs to read a remaining quota); undefined when none is usable.
+ *
+ * @example
+ * ```ts
+ * parseRateLimitPolicy(new Headers({ "RateLimit-Policy": '"burst";q=100;w=60, "day";q=1000;w=86400' }));
+ * // { limit: 1000, windowMs: 86400000 }
+ * ```
+ */
+export function parseRateLimitPolicy(headers: HeadersLike): StatedPolicy | undefined {
+  if (isFromCache(headers)) return undefined;
+  let best: StatedPolicy | undefined;
+  for (const member of parseSfList(headers.get('ratelimit-policy')) ?? []) {
+    if (member.kind !== 'item') continue;
+    const named = member.value.type === 'string';
+    const quota = named ? nonNegativeInteger(member.params.get('q')) : nonNegativeInteger(member.value);
+    const windowSeconds = nonNegativeInteger(member.params.get('w'));
+    const qu = member.params.get('qu');
+    if (quota === undefined || quota === 0 || windowSeconds === undefined || windowSeconds === 0) continue;
+    if (qu !== undefined && qu.type !== 'string') continue;
+    const windowMs = secondsToMs(windowSeconds)!;
+    if (best !== undefined && quota / windowMs >= best.limit / best.windowMs) continue;
+    best = qu === undefined ? { limit: quota, windowMs } : { limit: quota, windowMs, quotaUnit: qu.value };
+  }
+  return best;
+}
+
 interface ServiceLimit {
   readonly policy: string;
   readonly remaining: number;

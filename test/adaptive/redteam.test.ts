@@ -109,3 +109,41 @@ test("adaptive options: an array or a null value is refused, naming the option",
   expect(() => new AdaptiveLimiter({ minRate: null } as never)).toThrow(TypeError);
   expect(() => new SlidingLogServer([] as never)).toThrow(TypeError);
 });
+
+test("a RateLimit-Policy stated alone (no RateLimit field) is the rate and the ceiling: no probing above it", async () => {
+  const { FixedWindowServer } = await import("../../src/testing.ts");
+  const clock = new ManualClock();
+  const model = new FixedWindowServer({ limit: 10, phase: 0, headers: ["ietf", "retry-after"] });
+  const server = {
+    handle(_request: Request, { now }: { now: number }) {
+      const d = model.decide(now, 1);
+      const headers: Record<string, string> = { ...d.headers };
+      delete headers["ratelimit"]; // the policy only: RateLimit-Policy: "default";q=10;w=1
+      return { status: d.status, headers };
+    },
+  };
+  const fetch = createSimulatedFetch({ server, clock, latency: { min: 20, max: 80 }, seed: 1 });
+  let highest = 0;
+  const rates = new AdaptiveRates({ clock, wallClock: () => clock.now(), onChange: (c) => void (highest = Math.max(highest, c.rate)) });
+  const api = createThrottledFetch({ adaptive: rates, fetch, clock, wallClock: () => clock.now() });
+  const callers = Array.from({ length: 30 }, async () => {
+    while (clock.now() < 120_000) await (await api("https://a.example/")).arrayBuffer();
+  });
+  await clock.runAll(Infinity);
+  await Promise.all(callers);
+  // Before: the policy was ignored without a RateLimit field; slow start reached 16/s, 4 × 429.
+  expect(highest).toBe(10);
+  expect(fetch.stats.byStatus[429] ?? 0).toBe(0);
+});
+
+test("parseRateLimitPolicy: the most restrictive policy that states a quota and a window", async () => {
+  const { parseRateLimitPolicy } = await import("../../src/http/ratelimit-headers.ts");
+  const read = (value: string) => parseRateLimitPolicy(new Headers({ "ratelimit-policy": value }));
+  expect(read('"burst";q=100;w=60, "day";q=1000;w=86400')).toEqual({ limit: 1000, windowMs: 86_400_000 });
+  expect(read('"default";q=10;w=1;qu="requests"')).toEqual({ limit: 10, windowMs: 1000, quotaUnit: "requests" });
+  expect(read("10;w=1, 100;w=60")).toEqual({ limit: 100, windowMs: 60_000 }); // draft-07 items
+  expect(read('"nowindow";q=10')).toBeUndefined();
+  expect(read('"zero";q=0;w=1')).toBeUndefined();
+  expect(read("not a list(")).toBeUndefined();
+  expect(parseRateLimitPolicy(new Headers({ "ratelimit-policy": '"d";q=10;w=1', age: "3" }))).toBeUndefined(); // from a cache
+});
