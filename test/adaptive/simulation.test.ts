@@ -169,6 +169,28 @@ describe("harder cases", () => {
     expect(r.utilisation).toBeGreaterThanOrEqual(0.9);
   });
 
+  test("windows that state their policy and remaining quota (RateLimit-Policy + RateLimit): no 429, but 71–97 % of the rate (pinned: a known cost)", async () => {
+    // Red-team, 2026-11-27: the remaining quota is a snapshot, and every request sent after it is
+    // counted as spending it, with the refill counted only from now — on a window that frees slots
+    // all the time (a sliding log), and with long latency, the client pauses for room that is there.
+    // A policy stated without `RateLimit` gets the full rate (see redteam.test.ts).
+    const utilisation: Record<string, number[]> = {};
+    for (const [kind, make] of [
+      ["sliding log", () => new SlidingLogServer({ limit: R, headers: ["ietf", "retry-after"] })],
+      ["fixed window", () => new FixedWindowServer({ limit: R, phase: 0, headers: ["ietf", "retry-after"] })],
+    ] as const) {
+      for (const latency of [{ min: 20, max: 80 }, { min: 0, max: 2000 }]) {
+        const r = await simulate({ server: make(), realRate: R, callers: 30, duration: 120_000, latency, seed: 1 });
+        console.info(`${kind} stating policy + remaining, latency ${latency.min}–${latency.max} ms: ${figures(r)}`);
+        expect(r.throttled).toBe(0);
+        (utilisation[kind] ??= []).push(r.utilisation);
+      }
+    }
+    expect(Math.min(...utilisation["sliding log"]!)).toBeGreaterThanOrEqual(0.7);
+    expect(Math.max(...utilisation["sliding log"]!)).toBeLessThan(0.95);
+    expect(Math.min(...utilisation["fixed window"]!)).toBeGreaterThanOrEqual(0.8);
+  });
+
   test("a virtual hour (2 req/s, 10 callers) runs in virtual time", async () => {
     const started = performance.now();
     const r = await simulate({ server: new SlidingLogServer({ limit: 2 }), realRate: 2, callers: 10, duration: 3_600_000 });
