@@ -140,11 +140,12 @@ export const CORE_BUDGET = 15.2 * 1024;
  * Budget for a user who imports only `createThrottledFetch` (with everything it needs: the limiter
  * it makes for `limit`/`interval`, the header parsers, the retry loop, and what its options reach:
  * adaptive rates, concurrency slots, costs), min+gzip. The goal is ≤ 10 KiB (ky is 8.7 KiB); it
- * measures 30.2 KiB (2026-11-24; 27.7 KiB on 2026-11-23, then the adaptive fixes and rejecting
- * misspelt options), so the budget is today's size with a little room (1 %), to catch
+ * measures 30.8 KiB (2026-11-27; 27.7 KiB on 2026-11-23, then the adaptive fixes and rejecting
+ * misspelt options: 30.2 KiB on 2026-11-24; then red-team fixes: a stated RateLimit-Policy read
+ * alone, told limits outside the adaptive range held, hooks that throw), so the budget is today's size with a little room (1 %), to catch
  * growth while the goal stays open. `node scripts/size-modules.ts` shows why the goal needs an API
  * decision rather than trimming (README "Size").
  */
-export const FETCH_ONLY_BUDGET = 30.6 * 1024;
+export const FETCH_ONLY_BUDGET = 31.2 * 1024;
 /** The goal for {@link FETCH_ONLY_BUDGET}, printed beside the measurement. */
 export const FETCH_ONLY_GOAL = 10 * 1024;
