@@ -90,10 +90,11 @@ export class QueueFullError extends SluiceError {
   /**
    * Creates the error; the limiter raises it, user code rarely needs to.
    * @param maxQueue the queue bound that was reached
-   * @param options standard error options (`cause`)
+   * @param options standard error options (`cause`), and `option`: the name of the bound, for the
+   *   message (`"maxQueue"`; a Redis key's `"maxPending"`)
    */
-  constructor(maxQueue: number, options?: ErrorOptions) {
-    super(`limiter queue is full (maxQueue ${maxQueue})`, options);
+  constructor(maxQueue: number, options?: ErrorOptions & { readonly option?: string }) {
+    super(`limiter queue is full (${options?.option ?? "maxQueue"} ${maxQueue})`, options);
     this.maxQueue = maxQueue;
   }
 }

@@ -64,3 +64,25 @@ export class RedisCommandError extends SluiceError {
     this.operation = operation;
   }
 }
+
+/**
+ * A Redis client's error as the `cause` of ours: its name, message, `code` and stack, without what a
+ * client attaches beside them — ioredis puts each failed command's arguments on its errors
+ * (`command.args`), and the AUTH it sends on connect carries the password there, which
+ * `console.error(error)` would print. A value that is not an Error passes as it is.
+ *
+ * @example
+ * ```ts
+ * new RedisCommandError("reserve", error.message, { cause: clientCause(error) });
+ * ```
+ * @internal
+ */
+export function clientCause(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const copy = new Error(error.message);
+  copy.name = error.name;
+  if (error.stack !== undefined) copy.stack = error.stack;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" || typeof code === "number") (copy as Error & { code?: unknown }).code = code;
+  return copy;
+}

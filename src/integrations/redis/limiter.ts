@@ -29,7 +29,7 @@ import { RedisUnavailableError } from "./errors.ts";
 import type { Amounts, PolicySpec } from "./calls.ts";
 import { amountsOf, isRecord, type RedisDimensions } from "./dimensions.ts";
 import { CODE } from "./scripts.ts";
-import type { FailurePolicy, Reply, RedisStore } from "./store.ts";
+import { checkFailure, type FailurePolicy, type Reply, type RedisStore } from "./store.ts";
 import { parseBatchReply } from "./client.ts";
 import { Probe } from "./waiter.ts";
 import { RedisQueue } from "./queue.ts";
@@ -87,7 +87,7 @@ export abstract class RedisLimiter implements Limiter {
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
     this.#maxPermits = Math.min(...specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
-    this.#failure = options.failure ?? store.failure;
+    this.#failure = options.failure === undefined ? store.failure : checkFailure(options.failure);
     this.#queue = new RedisQueue(store, specs, this.#failure, () => this.fallbackLimiter(), dimensions);
   }
 

@@ -20,9 +20,17 @@ function checkStore(value: unknown): RedisStore {
   return value;
 }
 
+/**
+ * The longest interval, and the longest time between two permits, the scripts take: 1e12 ms (about
+ * 31 years). Times are whole µs in Lua doubles, exact up to 2^53 µs (285 years of epoch time), and
+ * key expiries are whole ms: longer spans would reach Redis as `1e+…` and fail every call.
+ */
+const MAX_SPAN_MS = 1e12;
+
 function intervalUs(interval: number): number {
   const us = Math.round(interval * 1000);
   if (us < 1) throw new RangeError(`\`interval\` must be at least 0.001 ms, got ${interval}`);
+  if (interval > MAX_SPAN_MS) throw new RangeError(`\`interval\` must be at most 1e12 ms (about 31 years) in Redis, got ${interval}`);
   return us;
 }
 
@@ -45,7 +53,10 @@ export interface RedisSmoothLimiterOptions extends RedisLimiterOptions {
   interval?: number;
   /** Permits stored from idle time. @default 0 */
   burst?: number;
-  /** Stored permits when the key is new (or has expired at rest). @default burst */
+  /**
+   * Stored permits when the key is new, or back after it expired: once idle long enough to store
+   * `burst` permits, the key lives `keyTtlMargin` more. @default burst
+   */
   initialPermits?: number;
 }
 
@@ -76,6 +87,9 @@ export class RedisSmoothLimiter extends RedisLimiter {
     const burst = nonNegativeFinite("burst", o.burst ?? LIMITER_DEFAULTS.burst);
     const initial = nonNegativeFinite("initialPermits", o.initialPermits ?? burst);
     if (initial > burst) throw new RangeError(`\`initialPermits\` must be at most \`burst\` (${burst}), got ${initial}`);
+    if (interval / limit > MAX_SPAN_MS) {
+      throw new RangeError(`\`limit\` must allow a permit at least every 1e12 ms (about 31 years) in Redis, got ${limit} per ${interval} ms`);
+    }
     const spec: PolicySpec = { kind: "s", key, limit, interval, intervalUs: intervalUs(interval), burst, initial };
     super(store, [spec], o);
   }

@@ -145,8 +145,12 @@ local function s_adjust(P, delta, mark, now)
   if nx + (delta * P.iv) / P.lim >= floor then P.c = P.c + delta
   elseif floor < nx then P.a = fa; P.c = fc end
 end
+-- the key lives until its stored permits reach the burst (or the initial permits, if more): a key
+-- back after that starts with initialPermits, so one that expired sooner would lose the burst
 local function s_horizon(P, now)
-  local h = s_next(P) + (P.init * P.iv) / P.lim - now
+  local stored = P.init
+  if P.burst > stored then stored = P.burst end
+  local h = s_next(P) + (stored * P.iv) / P.lim - now
   if P.p and P.p - now > h then h = P.p - now end
   return h
 end

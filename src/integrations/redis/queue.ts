@@ -276,7 +276,7 @@ export class RedisQueue {
         this.#settle(waiter, false, new MaxWaitExceededError(reply.delay / 1000, waiter.maxWait));
         return;
       case CODE.full:
-        this.#settle(waiter, false, new QueueFullError(this.store.maxPending));
+        this.#settle(waiter, false, new QueueFullError(this.store.maxPending, { option: "maxPending" }));
         return;
       default:
         this.#settle(

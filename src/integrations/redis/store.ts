@@ -20,7 +20,7 @@ import {
   positiveInteger,
 } from "../../validate.ts";
 import { classify, parseReply, type RedisScriptClient, runScript } from "./client.ts";
-import { RedisCommandError, type RedisOperation, RedisUnavailableError } from "./errors.ts";
+import { clientCause, RedisCommandError, type RedisOperation, RedisUnavailableError } from "./errors.ts";
 import { SCRIPTS } from "./scripts.ts";
 
 /**
@@ -54,7 +54,10 @@ export const REDIS_DEFAULTS: {
   readonly failure: "closed";
   /** After a failed call, ms during which calls go straight to the failure policy. */
   readonly retryAfterFailure: number;
-  /** Outstanding (queued) reservations one key may hold before reserve answers QueueFullError. */
+  /**
+   * Outstanding (queued) reservations a smooth key may hold before reserve answers QueueFullError; a
+   * window key refuses at `limit + maxPending` entries, those still in its window included.
+   */
   readonly maxPending: number;
   /** ms after its grant time during which a reservation can still be cancelled (ambiguous timeouts). */
   readonly cancelGrace: number;
@@ -117,7 +120,10 @@ export interface RedisStoreOptions {
   failure?: FailurePolicy;
   /** After an unavailability, ms during which calls skip Redis and use the failure policy. @default 1000 */
   retryAfterFailure?: number;
-  /** Outstanding reservations one key may hold (memory bound). @default 10000 */
+  /**
+   * Memory bound: queued reservations a smooth key may hold; a window key, `limit + maxPending`
+   * entries (those in its window included). @default 10000
+   */
   maxPending?: number;
   /** ms after its grant time during which a reservation stays cancellable. @default 5000 */
   cancelGrace?: number;
@@ -151,7 +157,8 @@ export function checkName(option: string, value: unknown): string {
   return value;
 }
 
-function checkFailure(value: unknown): FailurePolicy {
+/** A failure policy, checked as the store and each limiter take it. @internal */
+export function checkFailure(value: unknown): FailurePolicy {
   if (value === "closed" || value === "open") return value;
   if (typeof value === "object" && value !== null) {
     if ("local" in value) {
@@ -332,10 +339,10 @@ export class RedisStore {
           this.clock.clearTimeout(timer);
           const message = error instanceof Error ? error.message : String(error);
           if (classify(this.client, error) === "error") {
-            reject(new RedisCommandError(operation, message, { cause: error }));
+            reject(new RedisCommandError(operation, message, { cause: clientCause(error) }));
           } else {
             this.#markDown();
-            reject(new RedisUnavailableError(operation, message, { cause: error }));
+            reject(new RedisUnavailableError(operation, message, { cause: clientCause(error) }));
           }
         },
       );
