@@ -98,6 +98,15 @@ export async function runAttempts(
   }
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
+  // The slot of the response held for a retry (`maxConcurrent`): it ends when that body is done —
+  // drained, discarded when the retry is sent, or read by the caller if the retry is refused —
+  // since the server is busy with a request until it has sent the whole body.
+  let heldSlot: ((idle?: boolean) => void) | undefined;
+  const endHeldSlot = (): void => {
+    const end = heldSlot;
+    heldSlot = undefined;
+    end?.();
+  };
   const priority = config.priority === undefined && init?.priority === undefined ? 0 : priorityOf(init, () => call.request, config.priority);
   // Every attempt's window slot counts from its response (`countFrom: "completion"`), also on a
   // window the user built counting from the grant: safe at a strict server's documented limit
@@ -171,6 +180,7 @@ export async function runAttempts(
           const attempts = ++state.attempts;
           held?.discard();
           held = undefined;
+          endHeldSlot();
           let timer: Timer | undefined;
           let signal = callSignal;
           if (timed || full) {
@@ -244,7 +254,9 @@ export async function runAttempts(
           if (held !== undefined && !callSignal?.aborted) {
             const last = held.response;
             held = undefined;
-            return last;
+            const end = heldSlot;
+            heldSlot = undefined;
+            return end === undefined ? last : trackBody(last, end, clock, costs!.slotTimeout);
           }
           throw error;
         }
@@ -274,7 +286,7 @@ export async function runAttempts(
       }
       if (endSlot !== undefined && result.response !== undefined) {
         if (decided.retry === false) return trackBody(result.response, endSlot, clock, costs!.slotTimeout);
-        endSlot(); // a retried body is discarded: its slot ends now
+        heldSlot = endSlot; // a retried body: its slot ends with it (see `heldSlot`)
       }
       if (hold !== undefined && result.response !== undefined) {
         // `settle` reads every response, retried ones too; the caller (or the retry's drain) gets
@@ -284,7 +296,9 @@ export async function runAttempts(
           return hold.slot ? trackBody(response, (idle) => hold.bodyEnded(idle), clock, costs!.slotTimeout) : response;
         }
         result = { response };
-        hold.bodyEnded(); // a retried body is discarded: its slot ends now
+        const ended = hold;
+        if (hold.slot) heldSlot = (idle) => ended.bodyEnded(idle); // its slot ends with the body (see `heldSlot`)
+        else hold.bodyEnded();
       }
       if (decided.retry === false) {
         if (result.response !== undefined) return result.response;
@@ -297,10 +311,19 @@ export async function runAttempts(
       const waited = sleep(clock, sleepMs, callSignal);
       waited.catch(() => {}); // awaited below, once the body is held (so an abort still discards it)
       if (holding !== undefined) held = await holding;
+      if (held === undefined || held.complete) endHeldSlot(); // nothing left for the server to send
       await waited;
+      if (heldSlot !== undefined) {
+        // A body too large to drain still holds its slot, and the retry is about to queue for one:
+        // it is cancelled now (the server stops sending it) and its slot ends, or the retry could
+        // wait for its own body. If the retry is then refused, that response comes back bodiless.
+        held?.discard();
+        endHeldSlot();
+      }
     }
   } finally {
     held?.discard();
+    endHeldSlot();
   }
 }
 

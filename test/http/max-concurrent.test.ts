@@ -194,3 +194,62 @@ describe("a limiter of your own that holds slots (a combine with a ConcurrencyLi
     await clock.runAll();
   });
 });
+
+describe("maxConcurrent: a retried response holds its slot until its body is done (red-team, 2026-11-27)", () => {
+  /**
+   * A fetch whose responses send `chunks` chunks of 100 bytes, 30 ms apart; the server counts a
+   * request in flight until its body is sent or cancelled. The first answer of /a is a 503.
+   */
+  function slowBodies(clock: ManualClock, chunks: number) {
+    let inFlight = 0;
+    let most = 0;
+    const seen: Record<string, number> = {};
+    const sends: string[] = [];
+    const fetch = async (input: RequestInfo | URL): Promise<Response> => {
+      const url = String(input);
+      seen[url] = (seen[url] ?? 0) + 1;
+      sends.push(`${new URL(url).pathname}@${clock.now()}`);
+      most = Math.max(most, ++inFlight);
+      let done = false;
+      const end = () => void (!done && (done = true, inFlight--));
+      let sent = 0;
+      let timer: ReturnType<ManualClock["setTimeout"]> | undefined;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          const next = () => {
+            timer = clock.setTimeout(() => {
+              controller.enqueue(new Uint8Array(100));
+              if (++sent === chunks) {
+                controller.close();
+                end();
+              } else next();
+            }, 30);
+          };
+          next();
+        },
+        cancel() {
+          if (timer !== undefined) clock.clearTimeout(timer);
+          end();
+        },
+      });
+      return new Response(body, { status: url.endsWith("/a") && seen[url] === 1 ? 503 : 200 });
+    };
+    return { fetch, most: () => most, sends };
+  }
+
+  test.each([
+    ["a small body, drained while the retry waits", 3],
+    ["a body too large to drain, held until the retry queues", 700], // 70 KB > the 64 KiB drain bound
+  ])("%s: the server never sees more than maxConcurrent", async (_name, chunks) => {
+    const clock = new ManualClock();
+    const server = slowBodies(clock, chunks);
+    const api = createThrottledFetch({ fetch: server.fetch, clock, maxConcurrent: 1, random: () => 0.5, retry: { backoff: { base: 1000 } } });
+    const a = api("https://x.test/a").then((r) => r.text());
+    const b = api("https://x.test/b").then((r) => r.text());
+    await clock.runAll(100_000);
+    await Promise.all([a, b]);
+    // Before: the 503's slot ended at the retry decision, and /b went while its body still came (2 in flight).
+    expect(server.most()).toBe(1);
+    expect(server.sends).toHaveLength(3);
+  });
+});
