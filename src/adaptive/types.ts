@@ -5,7 +5,6 @@
  * @module
  */
 import type { RateLimitInfo } from "../http/headers.ts";
-import type { StatedPolicy } from "../http/ratelimit-headers.ts";
 
 /** Why the rate last changed. */
 export type RateChangeReason =
@@ -80,8 +79,11 @@ export interface ResponseOutcome {
   readonly delayMs?: number | undefined;
   /** The RateLimit / X-RateLimit state it reported. */
   readonly rateLimit?: RateLimitInfo | undefined;
-  /** A quota policy it stated without a remaining quota (`RateLimit-Policy` alone). */
-  readonly policy?: StatedPolicy | undefined;
+  /**
+   * A quota policy it stated without a remaining quota (`RateLimit-Policy` alone): `limit` units
+   * per `windowMs`, and the draft-10 quota unit when stated.
+   */
+  readonly policy?: { readonly limit: number; readonly windowMs: number; readonly quotaUnit?: string } | undefined;
 }
 
 /**
