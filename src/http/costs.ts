@@ -20,7 +20,7 @@
  */
 import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import type { Permits, Reservation } from "../limiters/reservation.ts";
-import { describeValue, nonNegativeFinite, positiveInteger, requireFunction } from "../validate.ts";
+import { describeValue, positiveInteger, requireFunction } from "../validate.ts";
 import { isResponse } from "./body.ts";
 import { trackBody, unrefTimer } from "./body-end.ts";
 import { HTTP_DEFAULTS } from "./defaults.ts";
@@ -379,8 +379,9 @@ export function resolveCosts(o: {
     throw new TypeError("`cost` replaces `permits`: give one of them, not both");
   }
   const maxConcurrent = o.maxConcurrent === undefined ? undefined : positiveInteger("maxConcurrent", o.maxConcurrent);
-  const slotTimeout = o.slotTimeout === undefined ? HTTP_DEFAULTS.slotTimeout : nonNegativeFinite("slotTimeout", o.slotTimeout);
-  if (slotTimeout === 0 || slotTimeout > MAX_TIMER_DELAY) {
+  const slotTimeout = o.slotTimeout === undefined ? HTTP_DEFAULTS.slotTimeout : o.slotTimeout;
+  if (typeof slotTimeout !== "number") throw new TypeError(`\`slotTimeout\` must be a number, got ${describeValue(slotTimeout)}`);
+  if (!(slotTimeout > 0 && slotTimeout <= MAX_TIMER_DELAY)) {
     throw new RangeError(`\`slotTimeout\` must be a positive number of ms up to ${MAX_TIMER_DELAY}, got ${describeValue(o.slotTimeout)}`);
   }
   if (o.cost === undefined && o.settle === undefined && maxConcurrent === undefined) return undefined;
