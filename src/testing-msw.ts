@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { describeValue, optionsObject } from "./validate.ts";
+import { describeValue, keysOf, onlyKnown, optionsObject } from "./validate.ts";
 import { createSimulatedFetch, type SimulatedFetch, type SimulatedFetchOptions } from "./testing/simulated-fetch.ts";
 import type { SimulatedServer } from "./testing/server.ts";
 import { OpenAISimulator, type OpenAISimulatorOptions } from "./testing/openai.ts";
@@ -133,7 +133,7 @@ export function simulatedHandler<H>(http: MswHttp<H>, origin: string, options: S
  * ```
  */
 export function openaiHandler<H>(http: MswHttp<H>, options: VendorHandlerOptions<OpenAISimulatorOptions | OpenAISimulator>): VendorHandler<H, OpenAISimulator> {
-  return vendorHandler(http, options, ORIGINS.openai, (o) => o instanceof OpenAISimulator ? o : new OpenAISimulator(o));
+  return vendorHandler("openaiHandler()", http, options, ORIGINS.openai, (o) => o instanceof OpenAISimulator ? o : new OpenAISimulator(o));
 }
 
 /**
@@ -149,7 +149,7 @@ export function anthropicHandler<H>(
   http: MswHttp<H>,
   options: VendorHandlerOptions<AnthropicSimulatorOptions | AnthropicSimulator>,
 ): VendorHandler<H, AnthropicSimulator> {
-  return vendorHandler(http, options, ORIGINS.anthropic, (o) => o instanceof AnthropicSimulator ? o : new AnthropicSimulator(o));
+  return vendorHandler("anthropicHandler()", http, options, ORIGINS.anthropic, (o) => o instanceof AnthropicSimulator ? o : new AnthropicSimulator(o));
 }
 
 /**
@@ -162,16 +162,20 @@ export function anthropicHandler<H>(
  * ```
  */
 export function githubHandler<H>(http: MswHttp<H>, options: VendorHandlerOptions<GitHubSimulatorOptions | GitHubSimulator>): VendorHandler<H, GitHubSimulator> {
-  return vendorHandler(http, options, ORIGINS.github, (o) => o instanceof GitHubSimulator ? o : new GitHubSimulator(o));
+  return vendorHandler("githubHandler()", http, options, ORIGINS.github, (o) => o instanceof GitHubSimulator ? o : new GitHubSimulator(o));
 }
 
 function vendorHandler<H, O, S extends SimulatedServer>(
+  name: string,
   http: MswHttp<H>,
   options: VendorHandlerOptions<O>,
   fallbackOrigin: string,
   make: (o: O | undefined) => S,
 ): VendorHandler<H, S> {
-  const { simulator: given, origin, ...fetchOptions } = optionsObject("options", options);
+  const o = optionsObject("options", options);
+  // Checked here, so a misspelt option names the function the caller called.
+  onlyKnown(name, o, keysOf<VendorHandlerOptions<O>>()("simulator", "origin", "clock", "latency", "requestLatency", "seed"));
+  const { simulator: given, origin, ...fetchOptions } = o;
   const simulator = make(given as O | undefined);
   return { ...simulatedHandler(http, origin ?? fallbackOrigin, { ...fetchOptions, server: simulator } as SimulatedFetchOptions), simulator };
 }

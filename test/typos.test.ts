@@ -19,6 +19,7 @@ import {
   WindowLimiter,
 } from "../src/index.ts";
 import { throttle } from "../src/undici.ts";
+import { openaiHandler } from "../src/testing-msw.ts";
 import { createSimulatedFetch, ManualClock as Clock, SlidingLogServer } from "../src/testing.ts";
 import { RedisCombinedLimiter, RedisSmoothLimiter, RedisStore, RedisWindowLimiter } from "../src/redis.ts";
 
@@ -32,6 +33,7 @@ const store = new RedisStore({ client, name: "typos" });
 
 const cases: [what: string, call: () => unknown, message: string][] = [
   ["SlidingLogServer (sluice/testing)", () => new SlidingLogServer(loose({ limit: 5, intervall: 1000 })), "`intervall` is not an option of SlidingLogServer (did you mean `interval`?)"],
+  ["openaiHandler (sluice/testing/msw): names the function called, not createSimulatedFetch", () => openaiHandler({ all: () => null } as never, loose({ latncy: 1 })), "`latncy` is not an option of openaiHandler() (did you mean `latency`?)"],
   ["createSimulatedFetch (sluice/testing)", () => createSimulatedFetch(loose({ server: () => ({ status: 200 }), clock: new Clock(), latancy: { min: 1, max: 2 } })), "`latancy` is not an option of createSimulatedFetch() (did you mean `latency`?)"],
   ["RedisStore", () => new RedisStore(loose({ client, name: "x", timout: 100 })), "`timout` is not an option of RedisStore (did you mean `timeout`?)"],
   ["RedisSmoothLimiter", () => new RedisSmoothLimiter(loose({ store, key: "a", limit: 5, intervall: 1000 })), "`intervall` is not an option of RedisSmoothLimiter (did you mean `interval`?)"],
