@@ -98,9 +98,9 @@ export async function runAttempts(
   }
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
-  // The slot of the response held for a retry (`maxConcurrent`): it ends when that body is done —
-  // drained, discarded when the retry is sent, or read by the caller if the retry is refused —
-  // since the server is busy with a request until it has sent the whole body.
+  // The slot of the response held for a retry (`maxConcurrent`): it ends once the body's drain is
+  // over (see below), or earlier if the call ends first — the server is busy with a request until it
+  // has sent the body, and a small one is usually whole by then.
   let heldSlot: ((idle?: boolean) => void) | undefined;
   const endHeldSlot = (): void => {
     const end = heldSlot;
@@ -311,15 +311,12 @@ export async function runAttempts(
       const waited = sleep(clock, sleepMs, callSignal);
       waited.catch(() => {}); // awaited below, once the body is held (so an abort still discards it)
       if (holding !== undefined) held = await holding;
-      if (held === undefined || held.complete) endHeldSlot(); // nothing left for the server to send
+      // The drain is over (at most 64 KiB, 100 ms): its slot ends now, read to the end or not. A body
+      // it could not finish is held unread until the retry is sent, without a slot — holding one
+      // through the backoff (seconds) would stall every caller, and cancelling the body would cut
+      // the response a refused retry gives back; the server may count it a little longer (README).
+      endHeldSlot();
       await waited;
-      if (heldSlot !== undefined) {
-        // A body too large to drain still holds its slot, and the retry is about to queue for one:
-        // it is cancelled now (the server stops sending it) and its slot ends, or the retry could
-        // wait for its own body. If the retry is then refused, that response comes back bodiless.
-        held?.discard();
-        endHeldSlot();
-      }
     }
   } finally {
     held?.discard();

@@ -42,8 +42,6 @@ export interface HeldResponse {
   readonly response: Response;
   /** Frees whatever is held (cancels an unread rest of the body); idempotent. */
   discard(): void;
-  /** True when the whole body was read (or there was none): the server has finished sending it. */
-  readonly complete: boolean;
 }
 
 /** Cancels a body, ignoring a body that is locked or already used (a hook may have read it). */
@@ -82,7 +80,7 @@ function rebuild(original: Response, body: BodyInit | null): Response {
  */
 export async function holdForRetry(response: Response, clock: Clock, signal?: AbortSignal): Promise<HeldResponse> {
   const body = response.body;
-  const keepAsIs: HeldResponse = { response, discard: () => cancelBody(response), complete: body === null };
+  const keepAsIs: HeldResponse = { response, discard: () => cancelBody(response) };
   if (body === null || response.bodyUsed || body.locked || !rebuildable(response)) return keepAsIs;
   const length = Number(response.headers.get("content-length") ?? NaN);
   if (length > RETRY_BODY_DRAIN.bytes) return keepAsIs;
@@ -118,12 +116,11 @@ export async function holdForRetry(response: Response, clock: Clock, signal?: Ab
     timer.cancel();
     signal?.removeEventListener("abort", onAbort);
   }
-  if (complete) return { response: rebuild(response, new Blob(chunks as BlobPart[])), discard: () => {}, complete: true };
+  if (complete) return { response: rebuild(response, new Blob(chunks as BlobPart[])), discard: () => {} };
   // Not all here: keep what was read and the unread rest, in order.
   let discarded = false;
   return {
     response: rebuild(response, resumedStream(chunks, pending, reader)),
-    complete: false,
     discard() {
       if (discarded) return;
       discarded = true;

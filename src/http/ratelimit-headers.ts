@@ -130,9 +130,9 @@ export interface StatedPolicy {
 }
 
 /**
- * The most restrictive quota policy of a `RateLimit-Policy` field (draft-10 `"name";q=…;w=…`, or a
- * draft-07 `10;w=1` item): the fewest units per ms among those that state both a quota and a
- * window. What a server states even without a `RateLimit` field (whose absence
+ * The most restrictive request quota of a `RateLimit-Policy` field (draft-10 `"name";q=…;w=…`, or a
+ * draft-07 `10;w=1` item): the fewest requests per ms among the policies that state a quota and a
+ * window and count requests (no `qu`, or `qu="requests"`: a quota of bytes is another measure). What a server states even without a `RateLimit` field (whose absence
  * {@link parseRateLimit} needs to read a remaining quota); undefined when none is usable.
  *
  * @example
@@ -151,7 +151,7 @@ export function parseRateLimitPolicy(headers: HeadersLike): StatedPolicy | undef
     const windowSeconds = nonNegativeInteger(member.params.get('w'));
     const qu = member.params.get('qu');
     if (quota === undefined || quota === 0 || windowSeconds === undefined || windowSeconds === 0) continue;
-    if (qu !== undefined && qu.type !== 'string') continue;
+    if (qu !== undefined && (qu.type !== 'string' || qu.value !== 'requests')) continue;
     const windowMs = secondsToMs(windowSeconds)!;
     if (best !== undefined && quota / windowMs >= best.limit / best.windowMs) continue;
     best = qu === undefined ? { limit: quota, windowMs } : { limit: quota, windowMs, quotaUnit: qu.value };

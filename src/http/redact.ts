@@ -37,17 +37,20 @@ export function redactUrl(url: string): string {
   return parsed.origin + parsed.pathname;
 }
 
+/** Where a URL starts in free text: a scheme followed by `//`. */
+const URL_IN_TEXT = /[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s"'<>`]*/g;
+
 /**
- * Where a URL starts in free text: a scheme followed by `//`. It ends at the `…` a replaced secret
- * left, which would otherwise be read as part of the path and printed percent-encoded.
+ * The `…` a replaced secret left in a path, as the URL parser encodes it: shown as `…` again. (A URL
+ * is not cut at a `…`: one may be part of its path, and what follows must still be redacted.)
  */
-const URL_IN_TEXT = /[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s"'<>`…]*/g;
+const ENCODED_ELLIPSIS = /%E2%80%A6/gi;
 
 /** A URL found in text, cut to origin and path; one that does not parse loses everything from `?`/`#` and its user info. */
 function redactUrlText(text: string): string {
   try {
     const parsed = new URL(text);
-    if (parsed.origin !== "null") return parsed.origin + parsed.pathname;
+    if (parsed.origin !== "null") return parsed.origin + parsed.pathname.replace(ENCODED_ELLIPSIS, "…");
   } catch {
     // Not a URL the runtime accepts (that is often why it is in the message): cut it by hand.
   }

@@ -142,6 +142,8 @@ test("parseRateLimitPolicy: the most restrictive policy that states a quota and 
   expect(read('"burst";q=100;w=60, "day";q=1000;w=86400')).toEqual({ limit: 1000, windowMs: 86_400_000 });
   expect(read('"default";q=10;w=1;qu="requests"')).toEqual({ limit: 10, windowMs: 1000, quotaUnit: "requests" });
   expect(read("10;w=1, 100;w=60")).toEqual({ limit: 100, windowMs: 60_000 }); // draft-07 items
+  // A quota of another unit is not a request rate: the request policy beside it is the one (review, 2026-11-27).
+  expect(read('"req";q=10;w=1, "bytes";q=5;w=1;qu="content-bytes"')).toEqual({ limit: 10, windowMs: 1000 });
   expect(read('"nowindow";q=10')).toBeUndefined();
   expect(read('"zero";q=0;w=1')).toBeUndefined();
   expect(read("not a list(")).toBeUndefined();

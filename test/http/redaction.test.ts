@@ -190,7 +190,12 @@ test("a custom fetch that rejects with a string is scrubbed too, and a cut URL k
     }
   }
   const { scrubError } = await import("../../src/http/redact.ts");
-  expect(scrubError("GET https://api.example.com/v1/items?key=K1 failed: K1", ["K1", "?key=K1"])).toBe("GET https://api.example.com/v1/items… failed: …");
+  expect(scrubError("GET https://api.example.com/v1/items?key=K1 failed: K1", ["?key=K1", "K1"])).toBe("GET https://api.example.com/v1/items… failed: …");
+  // A `…` that is part of a URL's path does not end the URL: what follows is still redacted (a
+  // version of 2026-11-27 stopped there and kept the query).
+  const { scrubText } = await import("../../src/http/redact.ts");
+  expect(scrubText("fetch failed: https://cdn.test/files/report…2024.pdf?X-Amz-Signature=deadbeef&token=s3cr3t", [])).toBe("fetch failed: https://cdn.test/files/report…2024.pdf");
+  expect(scrubText("via http://proxy.test/a…?proxy_token=p4ss#frag", [])).toBe("via http://proxy.test/a…");
   // The shapes a Request can be built from reach the fetch (6 of them, each rejecting both ways); the
   // rest fail earlier, in sluice's own checks, and are covered above.
   expect(thrown).toBeGreaterThanOrEqual(12);
