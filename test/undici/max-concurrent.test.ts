@@ -61,6 +61,28 @@ describe("throttle({ maxConcurrent })", () => {
     expect(max).toBe(n);
   });
 
+  test("a slow answer keeps its slot past slotTimeout: the idle time counts from the headers (red-team, 2026-11-27)", async () => {
+    let inFlight = 0;
+    let max = 0;
+    const url = await listen((_path, respond) => {
+      max = Math.max(max, ++inFlight);
+      setTimeout(() => {
+        inFlight--;
+        respond(200);
+      }, 400); // four slotTimeouts before the headers
+    });
+    const agent = new Agent({ connections: 4 }).compose(throttle({ maxConcurrent: 1, slotTimeout: 100 }));
+    agents.push(agent as unknown as Agent);
+    await Promise.all(Array.from({ length: 3 }, async (_, i) => {
+      const r = await request(`${url}/slow/${i}`, { dispatcher: agent });
+      await r.body.text();
+    }));
+    // Before: the idle timer started at the grant, so each slot was freed 100 ms into a 400 ms wait
+    // for the headers, and the server had all 3 in flight. (Causal: the next request is sent only
+    // after the previous response ended, which the server counted first.)
+    expect(max).toBe(1);
+  });
+
   test("invalid maxConcurrent names the option", () => {
     expect(() => throttle({ maxConcurrent: 0 })).toThrow(new RangeError("`maxConcurrent` must be a positive integer, got 0"));
   });

@@ -26,6 +26,8 @@ import type { DispatchController, DispatchHandler } from "./types.ts";
  * and its end — complete, failed or upgraded. @internal
  */
 export interface AttemptBody {
+  /** The response headers came: from now on, a stall in the body (no data) counts. */
+  headers(): void;
   data(): void;
   end(): void;
 }
@@ -101,6 +103,7 @@ export class AttemptHandler implements DispatchHandler {
 
   onResponseStart(_controller: DispatchController, statusCode: number, headers: unknown, statusMessage?: string): void {
     if (statusCode >= 200) {
+      this.#body?.headers();
       try {
         const flight = this.#flight;
         if (flight !== undefined) this.#owner.observe(statusCode, headers, this.#attempt, flight.others());

@@ -101,15 +101,16 @@ export interface ThrottleOptions {
    * At most this many requests in flight at once (per key with a `KeyedLimiter`), alone or with
    * `limit`/`limiter`: a `ConcurrencyLimiter` combined with the rate limiter. A slot is held from
    * the grant until the response ends (its body fully delivered to the caller's handler), fails or
-   * is upgraded — or until no body data has flowed for `slotTimeout` ms (a body nobody reads stalls
-   * under backpressure), so a response the caller never reads cannot hold a slot forever.
+   * is upgraded — or until no body data has flowed for `slotTimeout` ms after its headers (a body
+   * nobody reads stalls under backpressure), so a response the caller never reads cannot hold a
+   * slot forever; before its headers the request holds its slot (a server still working on it).
    * @example
    * ```ts
    * throttle({ limit: 10, interval: 1000, maxConcurrent: 4 });
    * ```
    */
   maxConcurrent?: number;
-  /** With `maxConcurrent`: ms without body data before a response's slot is freed. @default 30000 */
+  /** With `maxConcurrent`: ms without body data, from the response headers, before its slot is freed. @default 30000 */
   slotTimeout?: number;
   /** Permits one request costs, or a function of its dispatch options. @default 1 */
   permits?: number | ((request: DispatchRequest) => number);

@@ -351,10 +351,12 @@ class Dispatching implements AttemptOwner {
 
 /**
  * Ends a slot-holding attempt once: at the end of its response, or after `idleMs` ms in which no
- * body data was delivered (a body nobody reads stops flowing under undici's backpressure).
+ * body data was delivered (a body nobody reads stops flowing under undici's backpressure). The idle
+ * time counts from the response headers: before them the server is still working on the request
+ * (a slow answer, or one undici's `headersTimeout` will end), and the slot is held.
  */
 function bodyWatch(release: () => void, idleMs: number): AttemptBody {
-  let last = performance.now();
+  let last = 0;
   let ended = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const end = () => {
@@ -372,8 +374,12 @@ function bodyWatch(release: () => void, idleMs: number): AttemptBody {
     timer = setTimeout(check, Math.ceil(ms));
     (timer as { unref?: () => void }).unref?.();
   };
-  arm(idleMs);
   return {
+    headers: () => {
+      if (ended || timer !== undefined) return;
+      last = performance.now();
+      arm(idleMs);
+    },
     data: () => {
       last = performance.now();
     },
