@@ -45,8 +45,9 @@ export const ENTRIES: readonly EntryPoint[] = [
   // of it imports most of that from `./testing` anyway.
   { subpath: "./testing/msw", source: "src/testing-msw.ts", runtime: "web", peers: ["msw"], sizeBudget: 8.6 * 1024 },
   // With what it imports (the header parsers, the gate, the limiters, KeyedLimiter, adaptive rates): 22.9 KiB
-  // (2026-11-23); a user of it imports most of that from the main entry anyway, for the limiter.
-  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 25.6 * 1024 },
+  // (2026-11-23); a user of it imports most of that from the main entry anyway, for the limiter. 25.6 KiB
+  // on 2026-11-27 after the red-team fixes (adaptive options, the slot idle timer from the headers).
+  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 26 * 1024 },
   // The profiles with their building blocks (header readers, estimators, the SSE tap) and the limiters they
   // build (window, combination, concurrency, keyed): 20.0 KiB (2026-11-23; 16.5 before the fetch-reserve
   // merge: the limiters grew); a user imports most of that from the main entry anyway.
