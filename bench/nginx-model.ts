@@ -16,12 +16,12 @@
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { LeakyBucketServer } from "../src/testing/leaky-bucket.ts";
 import { marked, replaceBlock } from "./lib/marked.ts";
+import { freePort } from "../test/redis/redis-process.ts";
 
 const SEEDS = Number(process.argv.slice(2).find((a) => !a.startsWith("--")) ?? 3);
 const REQUESTS = 60;
@@ -69,17 +69,6 @@ class NginxArithmetic {
     const holdMs = excess > this.#delay ? Math.trunc(((excess - this.#delay) * 1000) / this.#rate) : 0;
     return { ok: true, holdMs, marginMs };
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 try {

@@ -11,7 +11,6 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServerModel } from "../../src/testing/decision.ts";
@@ -21,6 +20,7 @@ import type { SimulatedServer } from "../../src/testing/server.ts";
 import { serveModel } from "../../src/testing/server.ts";
 import { SlidingLogServer } from "../../src/testing/sliding-log.ts";
 import { startSimulatedHttpServer } from "../../test/support/simulated-http-server.ts";
+import { freePort } from "../../test/redis/redis-process.ts";
 
 /** One running server with `lanes` independent quotas at `${url}/${lane}`. */
 export interface LaneServer {
@@ -92,17 +92,6 @@ export function nginxMissing(): string | undefined {
   } catch {
     return "nginx is not installed (Debian: `apt-get install nginx-light`); the real-nginx row is skipped";
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** A real nginx on a free loopback port: one `limit_req` zone per lane, 429 on refusal, loopback latency. */

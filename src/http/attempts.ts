@@ -98,9 +98,9 @@ export async function runAttempts(
   }
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
-  // The slot of the response held for a retry (`maxConcurrent`): it ends once the body's drain is
-  // over (see below), or earlier if the call ends first — the server is busy with a request until it
-  // has sent the body, and a small one is usually whole by then.
+  // The slot of a retried response (`maxConcurrent`): it ends once the body's drain is over (see
+  // below) — the server is busy with a request until it has sent the body, and a small one is
+  // usually whole by then — or in `finally` if the call ends before that.
   let heldSlot: ((idle?: boolean) => void) | undefined;
   const endHeldSlot = (): void => {
     const end = heldSlot;
@@ -180,7 +180,6 @@ export async function runAttempts(
           const attempts = ++state.attempts;
           held?.discard();
           held = undefined;
-          endHeldSlot();
           let timer: Timer | undefined;
           let signal = callSignal;
           if (timed || full) {
@@ -254,9 +253,7 @@ export async function runAttempts(
           if (held !== undefined && !callSignal?.aborted) {
             const last = held.response;
             held = undefined;
-            const end = heldSlot;
-            heldSlot = undefined;
-            return end === undefined ? last : trackBody(last, end, clock, costs!.slotTimeout);
+            return last;
           }
           throw error;
         }
