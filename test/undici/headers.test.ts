@@ -42,7 +42,10 @@ describe("headersView", () => {
 
   test("property: for any fields, get(name) equals Headers.get(name), in the object and the raw forms", () => {
     const reach = new Reach("headersView");
-    fc.assert(fc.property(fields, name, (list, asked) => {
+    // Repeats of the asked field are generated on purpose (up to two more, in the case as asked):
+    // drawn by chance alone they came ~12 times in 1000 runs, at the edge of the reach minimum.
+    fc.assert(fc.property(fields, name, fc.array(value, { maxLength: 2 }), (drawn, asked, repeats) => {
+      const list = [...drawn, ...repeats.map((v): [string, string] => [asked, v])];
       reach.run();
       const expected = new Headers(list).get(asked);
       reach.hit("the asked field present", expected !== null);
