@@ -10,6 +10,8 @@ import type { RetryVerdict } from "../http/retry.ts";
 import { combine } from "../limiters/combine.ts";
 import { ConcurrencyLimiter } from "../limiters/concurrency.ts";
 import { KeyedLimiter } from "../limiters/keyed.ts";
+import type { GatedLimiter } from "../limiters/limiter.ts";
+import { SmoothLimiter } from "../limiters/smooth.ts";
 import { WindowLimiter } from "../limiters/window.ts";
 import { nonNegativeFinite, optionsObject, positiveInteger } from "../validate.ts";
 import { githubWaitMs, readBodyPrefix, readGitHubHeaders } from "./github-headers.ts";
@@ -20,7 +22,7 @@ import type { VendorSignal } from "./types.ts";
 const HOUR = 60 * MINUTE;
 
 /**
- * GitHub's rate-limit resources the profile budgets (others count as `core`).
+ * GitHub's rate-limit resources the profile budgets (a request to another resource counts as `core` until GitHub names its resource in an answer).
  *
  * @example
  * ```ts
@@ -75,6 +77,16 @@ export interface GitHubProfileOptions {
 const KNOWN = ["core", "graphql", "search", "codeSearch", "maxConcurrent", "contentCreating", "maxRetryAfter", "clock", "wallClock"];
 const MUTATIONS = new Set(["POST", "PATCH", "PUT", "DELETE"]);
 const DEFAULT_MAX_RETRY_AFTER = 5 * MINUTE;
+/**
+ * The fewest writes GitHub must have accepted in the minute before a secondary refusal of a write
+ * for that count to be taken as the account's per-minute limit (or the documented limit, when
+ * lower). A refusal after fewer says nothing about the per-minute count — another client on the same
+ * token, or a limit on something else (CPU, concurrency) — and learning from it would hold writes
+ * to one a minute for the life of the profile.
+ */
+const MIN_WRITES_TO_LEARN = 10;
+/** The most request paths remembered as belonging to a resource the profile does not budget. */
+const MAX_ROUTES = 1024;
 
 /**
  * The resource a request counts against, from its path (GitHub's `x-ratelimit-resource` names).
@@ -107,7 +119,9 @@ export function githubResource(path: string): GitHubProfileResource {
  *   long as the last wait (a success alone does not reset it: reads can pass while writes are
  *   refused). When the refused request was content-creating, the writes budget is
  *   lowered to the writes GitHub accepted in the last minute (an account's real limit can be below
- *   the documented 80).
+ *   the documented 80), when there were at least 10.
+ * - **Other resources** (`code_scanning_upload`, `source_import`, …): a refusal naming one pauses
+ *   a budget of its own, which the requests to that path queue on from then; never `core`.
  * - A refused call is retried (POST too: GitHub did no work) as a server-timed retry — the
  *   `shouldRetry` answer `{ retryAfter }`: it spends no retry budget and pauses the resources' budgets
  *   (`retry.pauseDimensions: ["requests"]`, also for a 429 the fetch reads itself), not the slots — when
@@ -158,24 +172,52 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   // waiting for the writes budget must not hold back the reads queued behind it (FIFO is per
   // combination). GraphQL's mutations are known only from the body, which the key cannot read, so
   // GraphQL has one combination with every budget (a mutation's cost asks for the writes too).
+  // A resource the profile has no quota for (GitHub has more: `code_scanning_upload`,
+  // `source_import`, `integration_manifest`, …) gets a budget that never binds, to be paused alone:
+  // its refusal must not pause `core`. Its requests are known by path only once GitHub named the
+  // resource in an answer (`routes`); until then they queue with `core`.
+  const others = new Map<string, SmoothLimiter>();
+  const budgetOf = (resource: string): GatedLimiter => {
+    if (resource in primary) return primary[resource as GitHubProfileResource];
+    let budget = others.get(resource);
+    if (budget === undefined) {
+      budget = new SmoothLimiter({ limit: 1_000_000, interval: 1000, burst: 1_000_000, ...at });
+      others.set(resource, budget);
+    }
+    return budget;
+  };
+  const routes = new Map<string, string>();
+  const learnRoute = (request: Request, resource: string | undefined): void => {
+    if (resource === undefined || resource in primary) return;
+    const path = new URL(request.url).pathname;
+    if (routes.get(path) === resource || githubResource(path) === "graphql") return;
+    routes.delete(path);
+    routes.set(path, resource);
+    if (routes.size > MAX_ROUTES) routes.delete(routes.keys().next().value!);
+  };
   const limiter = new KeyedLimiter<string>({
     create: (key) => {
       const [resource, write] = key.split(":");
-      const requests = primary[resource as GitHubProfileResource] ?? primary.core;
+      const requests = budgetOf(resource!);
       return write === undefined && resource !== "graphql"
         ? combine({ requests, concurrent })
         : combine({ requests, concurrent, writesPerMinute, writesPerHour });
     },
     ...at,
   });
-  const resourceOf = (request: Request): GitHubProfileResource => githubResource(new URL(request.url).pathname);
+  const resourceOf = (request: Request): string => {
+    const path = new URL(request.url).pathname;
+    return routes.get(path) ?? githubResource(path);
+  };
   const graphqlWrites = new WeakSet<Request>(); // mutations seen by `cost`
   const isWrite = (request: Request): boolean => {
     const resource = resourceOf(request);
     return resource === "graphql" ? graphqlWrites.has(request) : MUTATIONS.has(request.method.toUpperCase());
   };
+  const keyedAs = new WeakMap<Request, string>(); // the resource each call queued on
   const key = (request: Request): string => {
     const resource = resourceOf(request);
+    keyedAs.set(request, resource);
     return resource !== "graphql" && MUTATIONS.has(request.method.toUpperCase()) ? `${resource}:write` : resource;
   };
 
@@ -211,10 +253,9 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   // proves little (a read can pass while writes are still refused), and resetting on one would
   // retry refused writes every 60 s forever.
   const episode = { refusals: 0, pausedUntil: -Infinity, lastWait: 0 };
-  const nameOf = (signal: VendorSignal, resource: string): GitHubProfileResource => {
-    const name = signal.resource ?? resource.split(":")[0]!;
-    return name in primary ? name as GitHubProfileResource : "core";
-  };
+  const nameOf = (signal: VendorSignal, resource: string): string => signal.resource ?? resource.split(":")[0]!;
+  const elsewhere = (request: Request, signal: VendorSignal): boolean =>
+    signal.secondary !== true && signal.resource !== undefined && keyedAs.has(request) && signal.resource !== keyedAs.get(request);
   const episodeOver = (now: number): boolean => now >= episode.pausedUntil + episode.lastWait;
   // The wait a refusal causes: a secondary one counts as the next of the episode unless it arrives
   // during the episode's pause. (Asked by `shouldRetry` before `onResponse` records the refusal,
@@ -233,7 +274,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     const requests = signal.budgets.requests;
     const name = nameOf(signal, resource);
     if (requests?.remaining === 0 && requests.resetMs !== undefined && (!signal.quotaSignal || signal.secondary !== true)) {
-      primary[name].pause(requests.resetMs + GITHUB_LIMITS.primaryResetMarginMs);
+      budgetOf(name).pause(requests.resetMs + GITHUB_LIMITS.primaryResetMarginMs);
     }
     if (signal.quotaSignal && signal.secondary === true) {
       const now = time.now();
@@ -242,16 +283,17 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
       if (now >= episode.pausedUntil) episode.refusals++;
       episode.pausedUntil = Math.max(episode.pausedUntil, now + wait);
       episode.lastWait = wait;
-      for (const budget of Object.values(primary)) budget.pause(wait);
+      for (const budget of [...Object.values(primary), ...others.values()]) budget.pause(wait);
     } else if (signal.quotaSignal && requests?.resetMs === undefined) {
-      primary[name].pause(waitOf(signal)!);
+      budgetOf(name).pause(waitOf(signal)!);
     }
   };
 
   // Content-creating requests GitHub accepted in the last minute: when it refuses one with a
   // secondary limit, that count is evidently the account's real per-minute limit (it may be below
   // the documented 80), so the writes budget is lowered to it — else every minute would start with
-  // a burst of refusals. Never raised again by the profile.
+  // a burst of refusals — provided there are enough of them to be evidence (MIN_WRITES_TO_LEARN).
+  // Never raised again by the profile.
   const accepted: number[] = [];
   const documentedWrites = writesPerMinute.limit;
   let learned = false;
@@ -267,8 +309,11 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
       if (learned && now < pausedUntil && accepted.length > writesPerMinute.limit) {
         writesPerMinute.setLimit({ limit: Math.min(documentedWrites, accepted.length) });
       }
-    } else if (signal?.quotaSignal === true && signal.secondary === true && accepted.length < writesPerMinute.limit) {
-      writesPerMinute.setLimit({ limit: Math.max(1, accepted.length) });
+    } else if (
+      signal?.quotaSignal === true && signal.secondary === true && accepted.length < writesPerMinute.limit &&
+      accepted.length >= Math.min(MIN_WRITES_TO_LEARN, documentedWrites)
+    ) {
+      writesPerMinute.setLimit({ limit: accepted.length });
       learned = true;
     }
   };
@@ -277,9 +322,10 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     if (signal !== undefined || (response.status !== 403 && response.status !== 429)) {
       const read = signal ?? readGitHubHeaders(response, { now: wall.now() });
       learnWrites(request, response.status, read);
+      learnRoute(request, read.resource);
       apply(read, resource ?? "core");
     } else {
-      void classify(response).then((s) => (learnWrites(request, response.status, s), apply(s, resource ?? "core")), () => {});
+      void classify(response).then((s) => (learnWrites(request, response.status, s), learnRoute(request, s.resource), apply(s, resource ?? "core")), () => {});
     }
   };
   // A refusal is retried after GitHub's wait, as a server-timed retry ({ retryAfter }): the fetch
@@ -289,11 +335,19 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     if (response === undefined || (response.status !== 403 && response.status !== 429)) return undefined;
     const signal = await classify(response);
     if (!signal.quotaSignal) return undefined; // a permission error: the fetch's rule (no retry)
-    return { retryAfter: waitOf(signal)! };
+    const wait = waitOf(signal)!;
+    // Refused by a resource other than the one the call queued on (a path not yet known to belong to
+    // it): a server-timed retry would pause the budget it queued on (`core`) for everyone, so the
+    // call waits alone (`delay`), its own resource's budget paused by `onResponse`.
+    if (elsewhere(request, signal)) return wait <= maxRetryAfter;
+    return { retryAfter: wait };
   };
   // The budget's pause times the retry (it waits in the queue, in its place); no extra sleep.
-  const delay = ({ response }: DelayContext): number | undefined =>
-    response !== undefined && known.get(response)?.quotaSignal === true ? 0 : undefined;
+  const delay = ({ response, request }: DelayContext): number | undefined => {
+    const signal = response === undefined ? undefined : known.get(response);
+    if (signal?.quotaSignal !== true) return undefined;
+    return elsewhere(request, signal) ? waitOf(signal) : 0;
+  };
 
   return {
     limiter,

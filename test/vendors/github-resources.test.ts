@@ -128,3 +128,58 @@ describe("github(): a primary refusal pauses only the resource it names, a secon
     expect(sent.filter((s) => s.resource === "search").map((s) => s.at)).toEqual([0, 120_020]);
   });
 });
+
+describe("github(): a resource the profile has no quota for (red-team: a refusal of code_scanning_upload paused core for an hour)", () => {
+  /** GitHub answering uploads (`code_scanning_upload`) with its own primary quota used up until `resetIn` s; everything else is core. */
+  function uploads(resetIn: number, refuse: (n: number) => boolean) {
+    const clock = new ManualClock();
+    const wall = () => EPOCH + clock.now();
+    const seen: [number, string][] = [];
+    let n = 0;
+    const fetch = async (input: string | URL | Request) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      seen.push([clock.now(), url.pathname]);
+      const upload = url.pathname.endsWith("/code-scanning/sarifs");
+      const headers = {
+        date: new Date(wall()).toUTCString(), "x-ratelimit-reset": String(Math.floor(wall() / 1000) + resetIn),
+        "x-ratelimit-resource": upload ? "code_scanning_upload" : "core",
+      };
+      if (upload && refuse(n++)) {
+        return new Response('{"message":"API rate limit exceeded"}', { status: 403, headers: { ...headers, "x-ratelimit-limit": "1000", "x-ratelimit-remaining": "0" } });
+      }
+      return new Response("{}", { status: 200, headers: { ...headers, "x-ratelimit-limit": "5000", "x-ratelimit-remaining": "4000" } });
+    };
+    const gh = createThrottledFetch({ ...github({ clock, wallClock: wall }), fetch });
+    const at = async (path: string, init?: RequestInit) => {
+      const response = await gh(`${api}${path}`, init);
+      await response.text();
+      return { status: response.status, at: clock.now() };
+    };
+    return { clock, seen, at };
+  }
+  const upload = { method: "POST", body: "{}" };
+
+  test("its refusal pauses that resource alone: core goes on; the refused path waits until the reset", async () => {
+    const { clock, at } = uploads(3600, () => true);
+    const first = at("/repos/o/r/code-scanning/sarifs", upload); // an hour's wait: past maxRetryAfter, returned
+    await clock.runAll();
+    expect(await first).toEqual({ status: 403, at: 0 });
+    const core = at("/repos/o/r/issues");
+    const again = at("/repos/o/r/code-scanning/sarifs", upload); // GitHub named its resource: it queues there
+    await clock.runAll(3_600_000);
+    expect(await core).toEqual({ status: 200, at: 0 });
+    await clock.runAll();
+    expect((await again).at).toBe(3_601_000);
+  });
+
+  test("a short reset: the refused call waits for it alone, retried once; core is not paused for it", async () => {
+    const { clock, seen, at } = uploads(30, (n) => n === 0);
+    const first = at("/repos/o/r/code-scanning/sarifs", upload);
+    await clock.advance(10); // the refusal has been read
+    const core = at("/repos/o/r/issues");
+    await clock.runAll();
+    expect(await core).toEqual({ status: 200, at: 10 });
+    expect(await first).toEqual({ status: 200, at: 31_000 });
+    expect(seen).toEqual([[0, "/repos/o/r/code-scanning/sarifs"], [10, "/repos/o/r/issues"], [31_000, "/repos/o/r/code-scanning/sarifs"]]);
+  });
+});

@@ -302,17 +302,31 @@ describe("github()", () => {
     const profile = github({ clock });
     const write = () => new Request(`${api}/repos/o/r/issues/1/comments`, { method: "POST", body: "{}" });
     const created = () => new Response("{}", { status: 201, headers: { "x-ratelimit-remaining": "4000" } });
-    profile.onResponse(event(created(), "core", write()));
-    profile.onResponse(event(created(), "core", write()));
+    for (let i = 0; i < 11; i++) profile.onResponse(event(created(), "core", write()));
     const refused = new Response('{"message":"secondary rate limit"}', { status: 403, headers: { "retry-after": "60" } });
     await profile.retry.shouldRetry!({ request: write(), response: refused, attempt: 1 });
     profile.onResponse(event(refused, "core", write()));
     profile.onResponse(event(created(), "core", write())); // sent before the refusal, answered during the pause
     await clock.advance(60_000);
     const writeCost = { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 };
-    for (let i = 0; i < 3; i++) expect(await grantsNow(profile, "core:write", writeCost)).toBe(true);
-    expect(await grantsNow(profile, "core:write", writeCost)).toBe(false); // 3 a minute, not 80
+    for (let i = 0; i < 12; i++) expect(await grantsNow(profile, "core:write", writeCost)).toBe(true);
+    expect(await grantsNow(profile, "core:write", writeCost)).toBe(false); // 12 a minute, not 80
     expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true); // reads go on
+  });
+
+  test("a secondary refusal after fewer than 10 accepted writes that minute leaves the writes budget as it was (red-team: 0 accepted held writes to 1 a minute for good)", async () => {
+    const clock = new ManualClock();
+    const profile = github({ clock });
+    const write = () => new Request(`${api}/repos/o/r/issues/1/comments`, { method: "POST", body: "{}" });
+    const created = () => new Response("{}", { status: 201, headers: { "x-ratelimit-remaining": "4000" } });
+    for (let i = 0; i < 9; i++) profile.onResponse(event(created(), "core", write()));
+    const refused = new Response('{"message":"secondary rate limit"}', { status: 403, headers: { "retry-after": "5" } });
+    expect(await profile.retry.shouldRetry!({ request: write(), response: refused, attempt: 1 })).toEqual({ retryAfter: 5_000 });
+    profile.onResponse(event(refused, "core", write()));
+    await clock.advance(60_000); // the 9 have left the minute: the whole documented budget again
+    const writeCost = { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 };
+    for (let i = 0; i < 80; i++) expect(await grantsNow(profile, "core:write", writeCost)).toBe(true);
+    expect(await grantsNow(profile, "core:write", writeCost)).toBe(false);
   });
 
   test("a 403 that is no rate limit is left to the fetch's rule; a rate-limit 403 is a server-timed retry", async () => {
