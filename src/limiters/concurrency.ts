@@ -41,6 +41,8 @@ export class ConcurrencyPolicy implements Policy {
   readonly holdsUntilFinish = true;
   #inFlight = 0;
   #pausedUntil = -Infinity;
+  /** A copy made for a prediction: work granted in it ends at once, so its grants take no slot. */
+  #predicting = false;
 
   constructor(limit: number) {
     this.maxPermits = limit;
@@ -61,7 +63,10 @@ export class ConcurrencyPolicy implements Policy {
   }
 
   take(permits: number): void {
-    this.#inFlight += permits;
+    // In a prediction every grant's work is assumed to end at once (a lower bound): a slot taken
+    // there and never finished would make everyone behind it wait for ever (maxWait refused them
+    // with a wait of Infinity, though they were granted moments later).
+    if (!this.#predicting) this.#inFlight += permits;
   }
 
   finish(permits: number): void {
@@ -80,6 +85,7 @@ export class ConcurrencyPolicy implements Policy {
   clone(_now: number): ConcurrencyPolicy {
     const copy = new ConcurrencyPolicy(this.maxPermits);
     copy.#pausedUntil = this.#pausedUntil;
+    copy.#predicting = true;
     return copy;
   }
 }

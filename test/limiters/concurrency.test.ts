@@ -116,6 +116,27 @@ describe("ConcurrencyLimiter", () => {
     expect(slots.isIdle()).toBe(true);
   });
 
+  test("maxWait behind a caller queued for a slot predicts the queued work as ending at once (a lower bound), not never (red-team: refused with Infinity, granted at 600)", async () => {
+    for (const cap of [1, 2]) {
+      const clock = new ManualClock();
+      const limiter = combine(new SmoothLimiter({ limit: 10, interval: 1000, clock }), new ConcurrencyLimiter({ limit: cap, clock }));
+      const work = () => new Promise<void>((resolve) => clock.setTimeout(resolve, 300));
+      for (let i = 0; i <= cap; i++) void limiter.schedule(work); // the slots full, one more queued for a slot
+      const patient = limiter.schedule(() => clock.now(), { maxWait: 10_000 });
+      // Lower bound: the rate's own times, as if work ended at once (the queued one at 100·cap, this at 100·(cap+1)).
+      const tight = limiter.schedule(() => clock.now(), { maxWait: 150 });
+      await expect(tight).rejects.toMatchObject({ name: "MaxWaitExceededError", retryAfter: 100 * (cap + 2) });
+      await clock.runAll();
+      expect(await patient).toBe(cap === 1 ? 600 : 400);
+      const bare = new ConcurrencyLimiter({ limit: 1, clock });
+      void bare.schedule(work);
+      void bare.schedule(work);
+      const behind = bare.schedule(() => clock.now(), { maxWait: 10_000 });
+      await clock.runAll();
+      expect(await behind).toBe(clock.now());
+    }
+  });
+
   test("per key through KeyedLimiter: keys run in parallel, each key one at a time; idle keys are evicted", async () => {
     const clock = new ManualClock();
     const keyed = new KeyedLimiter({ create: () => new ConcurrencyLimiter({ limit: 1, clock }), clock, idleTimeout: 10 });
