@@ -77,7 +77,9 @@ export function secretsOf(url: string, headerValues: Iterable<string> = []): str
   const add = (value: string | undefined, min = 1): void => {
     if (value === undefined || value.length < min) return;
     found.add(value);
-    found.add(encodeURIComponent(value)); // a message may quote the URL encoded as a whole
+    const encoded = encodeURIComponent(value); // a message may quote the URL encoded as a whole
+    found.add(encoded);
+    found.add(encoded.replace(/%20/g, "+")); // or form-encoded
     const trimmed = value.trim();
     if (trimmed.length >= min) found.add(trimmed);
     try {
@@ -119,7 +121,28 @@ export function secretsOf(url: string, headerValues: Iterable<string> = []): str
     // URL is a secret (the message keeps its own words, e.g. "Failed to parse URL from …").
     if (lastAt > url.search(/[?#]/) && url.search(/[?#]/) !== -1) add(url, 2);
   }
-  for (const value of headerValues) add(String(value), 3);
+  for (const raw of headerValues) {
+    const value = String(raw);
+    add(value, 3);
+    // A message may quote a credential without its scheme ("Incorrect API key provided: sk-…"):
+    // each longer word of a value, and a `name=value` pair's value, is a secret on its own.
+    for (const word of value.split(/[\s,;]+/)) {
+      add(word, 8);
+      const eq = word.indexOf("=");
+      if (eq > 0) add(word.slice(eq + 1).replace(/^"|"$/g, ""), 8);
+    }
+    // Basic credentials decoded: "user:password", and the password alone.
+    const basic = /^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(value);
+    if (basic !== null) {
+      try {
+        const pair = atob(basic[1]!);
+        add(pair, 3);
+        add(pair.slice(pair.indexOf(":") + 1), 4);
+      } catch {
+        // Not base64: the word itself is already a secret.
+      }
+    }
+  }
   // Longest first, so a secret is replaced whole before any part of it.
   return [...found].sort((a, b) => b.length - a.length);
 }

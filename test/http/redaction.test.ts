@@ -200,3 +200,25 @@ test("a custom fetch that rejects with a string is scrubbed too, and a cut URL k
   // rest fail earlier, in sluice's own checks, and are covered above.
   expect(thrown).toBeGreaterThanOrEqual(12);
 });
+
+test("a credential quoted without its scheme, a Basic pair decoded, and a form-encoded query value are scrubbed too (red-team, 2026-11-27: 'Incorrect API key provided: sk-…' kept the key)", async () => {
+  const cases: [Record<string, string>, string, string[]][] = [
+    [{ authorization: "Bearer sk-live-abc123" }, "401: Incorrect API key provided: sk-live-abc123", ["sk-live-abc123"]],
+    [{ "x-api-key": "key=\"k-9f8e7d6c5b\", scope=all" }, "bad key k-9f8e7d6c5b", ["k-9f8e7d6c5b"]],
+    [{ authorization: `Basic ${btoa("user:hunter2pw")}` }, `bad credentials ${btoa("user:hunter2pw")} (user:hunter2pw), password hunter2pw`, [btoa("user:hunter2pw"), "hunter2pw"]],
+  ];
+  for (const [headers, text, secrets] of cases) {
+    const fetch = async (): Promise<Response> => {
+      throw new Error(text);
+    };
+    const api = createThrottledFetch({ limiter: new SmoothLimiter({ limit: 1000 }), fetch, retry: { limit: 0 } });
+    const error = await api(`${ORIGIN}${PATH}`, { headers }).then(() => undefined, (e: unknown) => e);
+    for (const secret of secrets) expectNoSecret(error, secret);
+    expect((error as Error).message).toContain("…");
+  }
+  const { secretsOf, scrubText } = await import("../../src/http/redact.ts");
+  const secrets = secretsOf(`${ORIGIN}${PATH}?q=${encodeURIComponent("SECRETQ two")}`);
+  expect(scrubText("sent q=SECRETQ+two", secrets)).toBe("sent q=…");
+  // Short words of a header value stay readable (the whole value is still a secret).
+  expect(scrubText("scheme Bearer rejected", secretsOf(ORIGIN, ["Bearer sk-live-abc123"]))).toBe("scheme Bearer rejected");
+});
