@@ -11,6 +11,7 @@
  * @module
  */
 import { INTERNALS, type GatedLimiter } from "./limiter.ts";
+import { amountAt } from "./scan.ts";
 import { noteRate } from "./stats.ts";
 import { keysOf, onlyKnown, optionsObject, positiveInteger, timeInterval } from "../validate.ts";
 import type { Policy } from "./policy.ts";
@@ -73,10 +74,13 @@ export function applyLimit(limiter: GatedLimiter, policy: AdjustablePolicy, limi
   gate.serveOverdue(now);
   if (countsPermits) {
     for (const queue of gate.active) {
-      if (!queue.policies.includes(policy)) continue;
+      const at = queue.policies.indexOf(policy);
+      if (at === -1) continue;
       for (const w of queue.waiters()) { // every priority level
-        if (w.permits > limit) {
-          throw new RangeError(`\`limit\` must be at least the largest queued request (${w.permits} permits), got ${limit}`);
+        // What the waiter asks of this policy: with named dimensions, its own amount, not the largest.
+        const asked = amountAt(w.amounts(), at, w.permits);
+        if (asked > limit) {
+          throw new RangeError(`\`limit\` must be at least the largest queued request (${asked} permits), got ${limit}`);
         }
       }
     }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import fc from "fast-check";
 import {
+  combine,
   FixedWindowLimiter,
   ManualClock,
   SlidingCounterLimiter,
@@ -155,6 +156,22 @@ describe("WindowLimiter.setLimit()", () => {
     // A request larger than the new limit is refused up front, as by a limiter created with it.
     limiter.setLimit({ limit: 2 });
     expect(() => limiter.tryAcquire(3)).toThrow(RangeError);
+  });
+
+  test("in a combination with named dimensions, compares the new limit with what each waiter asks of this limiter, not of another (red-team, 2026-11-27)", async () => {
+    const clock = new ManualClock();
+    const requests = new WindowLimiter({ limit: 2, interval: 1000, clock });
+    const tokens = new WindowLimiter({ limit: 10, interval: 1000, clock });
+    const llm = combine({ requests, tokens });
+    await llm.reserve({ requests: 1, tokens: 10 });
+    const queued = llm.reserve({ requests: 1, tokens: 5 }); // waits for tokens
+    requests.setLimit({ limit: 1 }); // it asks 1 request: no conflict (was: "largest queued request (5 permits)")
+    expect(requests.limit).toBe(1);
+    expect(() => tokens.setLimit({ limit: 4 })).toThrow(
+      new RangeError("`limit` must be at least the largest queued request (5 permits), got 4"),
+    );
+    await clock.runAll();
+    expect((await queued).grantedAt).toBe(1000);
   });
 });
 
