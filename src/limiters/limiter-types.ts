@@ -137,8 +137,9 @@ export interface BaseLimiterOptions {
   /**
    * Aging, in ms per priority level: a request at the front of its priority level counts one level
    * higher for every `priorityAging` ms it waits there, so a steady stream of higher priorities
-   * cannot starve it (under a saturating stream of priority 1, priority 0 still gets a grant every
-   * `priorityAging` ms). `Infinity` = strict priorities (lower ones may wait forever).
+   * cannot starve it (under a saturating stream of priority 1, priority 0 still gets a grant about
+   * every `priorityAging` ms: one in twelve at 10 a second and 1000 ms). `Infinity` = strict
+   * priorities (lower ones may wait forever); `0` = a tie-breaker only.
    * @default 1000
    * @example
    * ```ts

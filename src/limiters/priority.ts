@@ -7,8 +7,8 @@
  * Which level goes next — aging, so that no priority starves: each level's front waiter has a
  * *rank*, `since − priority × aging`, where `since` is the time it reached the front of its level
  * (it arrived to an empty level, or the one before it left) and `aging` the
- * limiter's `priorityAging` (ms per level). The lowest rank goes first; a tie goes to the older
- * waiter. A rank is fixed once a waiter is at the front, so the order is exact in virtual time and
+ * limiter's `priorityAging` (ms per level). The lowest rank goes first; a tie goes to the higher
+ * priority, then to the older waiter. A rank is fixed once a waiter is at the front, so the order is exact in virtual time and
  * predictions can replay it. In words: a waiter at the front of its level is passed only by higher
  * priorities that reach the front of theirs less than `(their priority − its priority) × aging` ms
  * after it; once that long has passed, it goes first. Under a saturating stream of priority-1
@@ -65,13 +65,14 @@ export function ranksBefore(
   seq2: number,
   aging: number,
 ): boolean {
-  if (aging === Infinity) {
-    if (priority !== priority2) return priority > priority2;
-  } else {
+  if (aging !== Infinity) {
     const rank = since - priority * aging;
     const rank2 = since2 - priority2 * aging;
     if (rank !== rank2) return rank < rank2;
   }
+  // Equal ranks (or strict priorities): the higher priority, then the older waiter — so that with
+  // `priorityAging: 0` a priority breaks ties of arrival, as documented.
+  if (priority !== priority2) return priority > priority2;
   return seq < seq2;
 }
 

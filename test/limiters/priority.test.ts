@@ -138,11 +138,25 @@ describe("starvation policy", () => {
     return times;
   }
 
-  test("under a saturating stream of priority 1, priority 0 gets a grant after every 1000 ms of them (10 at 10/s)", async () => {
+  test("under a saturating stream of priority 1, priority 0 gets a grant after every 1000 ms of them (11 at 10/s)", async () => {
     // The low front ages from t=0; the high fronts reach theirs at each grant, so a high one ranks
-    // (since − 1000) below the low's (since) for ten grants, ties the eleventh (the older goes).
-    expect(await saturated(1000, 3)).toEqual([1100, 2200, 3300]);
+    // (since − 1000) below the low's (since) for ten grants and ties the eleventh — a tie goes to the
+    // higher priority (red-team, 2026-11-27: with the older first, `priorityAging: 0` broke no ties).
+    expect(await saturated(1000, 3)).toEqual([1200, 2400, 3600]);
     expect(await saturated(250, 3)).toEqual([400, 800, 1200]);
+  });
+
+  test("priorityAging: 0 makes a priority a tie-breaker: callers queued at one instant go by priority", async () => {
+    const clock = new ManualClock();
+    const limiter = new SmoothLimiter({ limit: 10, interval: 1000, clock, priorityAging: 0 });
+    await limiter.acquire();
+    const order: string[] = [];
+    void limiter.acquire(1, { priority: 0 }).then(() => order.push("low"));
+    void limiter.acquire(1, { priority: 1 }).then(() => order.push("high"));
+    await clock.advanceTo(100);
+    void limiter.acquire(1, { priority: 5 }).then(() => order.push("later, higher")); // no tie: it waits its turn
+    await clock.runAll();
+    expect(order).toEqual(["high", "low", "later, higher"]);
   });
 
   test("priorityAging: Infinity is strict: priority 0 waits while any priority 1 does", async () => {

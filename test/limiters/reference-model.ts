@@ -111,7 +111,7 @@ export function simulate(
   const conflicted = new Map<number, number>();
   /**
    * Priorities: the front of a limiter is, among the first pending request of each priority, the one
-   * with the lowest `since − priority × aging` (older on a tie), where `since` is when it reached the
+   * with the lowest `since − priority × aging` (on a tie the higher priority, then the older), where `since` is when it reached the
    * front of its priority (arrived, or its predecessor of that priority left). Strict order when
    * aging = ∞.
    */
@@ -144,7 +144,7 @@ export function simulate(
       else {
         const ra = sinceOf(a) - prio(a) * aging;
         const rb = sinceOf(b) - prio(b) * aging;
-        before = ra !== rb ? ra < rb : position.get(a)! < position.get(b)!;
+        before = ra !== rb ? ra < rb : prio(a) !== prio(b) ? prio(a) > prio(b) : position.get(a)! < position.get(b)!;
       }
       if (before) best = i;
     }
