@@ -21,6 +21,7 @@ import { attemptInit, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
 import { anySignal, sleep, startTimer, type Timer, untilAborted } from "./timers.ts";
 import { applySettle, asCostError, AttemptHold, checkCostResult, type Cost, priorityOf, scheduleUntilEnd, trackBody } from "./costs.ts";
+import { waitForSlot } from "./slot-timers.ts";
 import { holdsSlots, slotCost } from "./slots.ts";
 import { afterAttempt, type AttemptResult, type Decided } from "./after-attempt.ts";
 import type { CallState } from "./throttled-fetch.ts";
@@ -149,6 +150,9 @@ export async function runAttempts(
       let hold: AttemptHold | undefined;
       let endSlot: (() => void) | undefined;
       const options = state.attempts === 0 ? scheduleOptions : retryOptions ??= { ...scheduleOptions, [ARRIVAL]: place } as ScheduleOptions;
+      // A grant that may need a slot: while it waits, the timers that free unread bodies' slots keep
+      // the process alive (else it could exit with this caller queued; see slot-timers.ts).
+      const slotWaitOver = costs?.maxConcurrent !== undefined || (limiter !== undefined && holdsSlots(limiter)) ? waitForSlot() : undefined;
       try {
         if (adaptive !== undefined) {
           const options = config.maxWait === undefined ? { signal: callSignal } : { signal: callSignal, maxWait: config.maxWait };
@@ -156,6 +160,7 @@ export async function runAttempts(
         }
         const queuedAt = adaptive === undefined ? 0 : clock.now(); // read only with `adaptive`
         const send = async () => {
+          slotWaitOver?.();
           // Granted, but the caller left before anything was sent (e.g. aborted from the limiter's
           // own "grant" event): the grant goes back (`Unstarted`), the call rejects with the reason.
           if (callSignal?.aborted) throw new Unstarted(abortReason(callSignal));
@@ -262,6 +267,8 @@ export async function runAttempts(
         if (callSignal?.aborted) throw abortReason(callSignal);
         // An attempt cut off by our timeout fails with the TimeoutError, whatever fetch made of the abort.
         result = timedOut !== undefined ? { error: timedOut, timedOut: true } : { error: scrubError(error, state.secrets()), timedOut: false };
+      } finally {
+        slotWaitOver?.();
       }
 
       if (result.response !== undefined && !isResponse(result.response)) {

@@ -6,13 +6,7 @@
  * @module
  */
 import type { Clock, TimerHandle } from "../clock.ts";
-
-/** A timer that does not keep a process alive by itself (where the runtime can tell). @internal */
-export function unrefTimer(clock: Clock, callback: () => void, ms: number): TimerHandle {
-  const handle = clock.setTimeout(callback, ms);
-  (handle as { unref?: () => void } | null)?.unref?.();
-  return handle;
-}
+import { armSlotTimer, clearSlotTimer } from "./slot-timers.ts";
 
 /**
  * The response with a body that reports its end once — fully read, cancelled or errored (also while
@@ -41,7 +35,7 @@ export function trackBody(response: Response, ended: (idle: boolean) => void, cl
   const finish = (idle = false) => {
     if (done) return;
     done = true;
-    if (timer !== undefined) clock.clearTimeout(timer);
+    if (timer !== undefined) clearSlotTimer(clock, timer);
     timer = undefined;
     ended(idle);
   };
@@ -58,9 +52,9 @@ export function trackBody(response: Response, ended: (idle: boolean) => void, cl
     const due = last + idleMs;
     const now = clock.now();
     if (now >= due) finish(true);
-    else timer = unrefTimer(clock, check, due - now);
+    else timer = armSlotTimer(clock, check, due - now);
   };
-  timer = unrefTimer(clock, check, idleMs);
+  timer = armSlotTimer(clock, check, idleMs);
   const reader = body.getReader();
   // The body may end or error while nobody pulls (the caller's abort errors it, the server closes
   // it): the slot frees then, not after `slotTimeout`. A close is seen only once its data was read.
@@ -80,7 +74,7 @@ export function trackBody(response: Response, ended: (idle: boolean) => void, cl
       } finally {
         reading = false;
         last = clock.now();
-        if (timer === undefined && !done) timer = unrefTimer(clock, check, idleMs);
+        if (timer === undefined && !done) timer = armSlotTimer(clock, check, idleMs);
       }
     },
     cancel(reason) {

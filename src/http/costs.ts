@@ -22,7 +22,8 @@ import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import type { Permits, Reservation } from "../limiters/reservation.ts";
 import { describeValue, positiveInteger, requireFunction } from "../validate.ts";
 import { isResponse } from "./body.ts";
-import { trackBody, unrefTimer } from "./body-end.ts";
+import { trackBody } from "./body-end.ts";
+import { armSlotTimer, clearSlotTimer } from "./slot-timers.ts";
 import { HTTP_DEFAULTS } from "./defaults.ts";
 
 export { trackBody };
@@ -258,7 +259,7 @@ export class AttemptHold {
       return;
     }
     // The body is done but its cost is not known yet: wait for it, at most `slotTimeout` ms.
-    if (this.#timer === undefined && !this.ended) this.#timer = unrefTimer(this.#clock, () => this.release(), this.#slotTimeout);
+    if (this.#timer === undefined && !this.ended) this.#timer = armSlotTimer(this.#clock, () => this.release(), this.#slotTimeout);
   }
 
   #learn(value: Cost | undefined): void {
@@ -284,7 +285,7 @@ export class AttemptHold {
   }
 
   #clear(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    if (this.#timer !== undefined) clearSlotTimer(this.#clock, this.#timer);
     this.#timer = undefined;
   }
 }

@@ -29,6 +29,10 @@ beforeAll(async () => {
         res.writeHead(200, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "50" });
         return res.end("ok");
       }
+      if (path.startsWith("/mib")) {
+        res.writeHead(200, { "content-type": "text/plain" });
+        return res.end("x".repeat(1024 * 1024));
+      }
       if (path.startsWith("/big429")) {
         // First attempt of each id: a 429 with a large body (held unread), then 200.
         const first = !seen.has(path);
@@ -94,6 +98,14 @@ const cases: [string, string][] = [
   ["maxConcurrent: a response whose body is never touched (slotTimeout 60 s) keeps nothing alive", `
     const api = createThrottledFetch({ limit: 50, maxConcurrent: 2, slotTimeout: 60_000 });
     const a = await api(URL_ + "/ok"); void a;`],
+  ["maxConcurrent: statuses read, bodies not — a call queued for a slot an unread body holds keeps the process alive until slotTimeout frees it (red-team, 2026-11-27: the process exited after the second call, exit code 0)", `
+    const api = createThrottledFetch({ limit: 50, maxConcurrent: 2, slotTimeout: 300 });
+    for (const i of [1, 2, 3, 4, 5]) { const r = await api(URL_ + "/ok?" + i); if (r.status !== 200) throw new Error("status " + r.status); }`],
+  ["sluice/undici maxConcurrent: the same with 1 MiB bodies left unread", `
+    const { Agent, request } = await import("undici");
+    const { throttle } = await import(${JSON.stringify("SRC_UNDICI")});
+    const agent = new Agent().compose(throttle({ limit: 50, maxConcurrent: 2, slotTimeout: 300 }));
+    for (const i of [1, 2, 3, 4]) { const r = await request(URL_ + "/mib?" + i, { dispatcher: agent }); if (r.statusCode !== 200) throw new Error("status " + r.statusCode); }`],
   ["a retried 429 with a 256 KiB body (held unread, cancelled when the retry is sent)", `
     const api = createThrottledFetch({ limit: 50 });
     const rs = await Promise.all([1, 2, 3].map((i) => api(URL_ + "/big429/" + i)));

@@ -28,9 +28,10 @@
 import type { SendTag } from "../../adaptive/controller.ts";
 import type { AdaptiveLimiter } from "../../adaptive/limiter.ts";
 import { type Admission, admitAdaptive, mustPace, toldRate } from "../../adaptive/rates.ts";
-import { type Clock, systemClock } from "../../clock.ts";
+import { type Clock, systemClock, type TimerHandle } from "../../clock.ts";
 import { startFlight } from "../../http/in-flight.ts";
-import { rateOf } from "../../http/slots.ts";
+import { armSlotTimer, clearSlotTimer, waitForSlot } from "../../http/slot-timers.ts";
+import { holdsSlots, rateOf } from "../../http/slots.ts";
 import { Unstarted } from "../../limiters/settle.ts";
 import { readsSignalLike } from "../../limiters/signals.ts";
 import { pauseFor, readServerSignals } from "../../http/throttle.ts";
@@ -245,10 +246,16 @@ class Dispatching implements AttemptOwner {
     const adaptive = this.#adaptive !== undefined;
     if (adaptive) this.#queuedAt = this.#clock().now();
     if (limiter === undefined) return this.#send();
+    // A grant that may need a slot: while it waits, the timers that free unread bodies' slots keep
+    // the process alive (else it could exit with this request queued; see slot-timers.ts).
+    const over = this.#config.slotTimeout !== undefined || holdsSlots(limiter) ? waitForSlot() : undefined;
     try {
       // Without a learned rate to pace by again after the limiter, the task sends at once.
-      return limiter.schedule(adaptive ? () => this.#send() : () => this.#sendNow(), options);
+      const scheduled = limiter.schedule(adaptive ? () => (over?.(), this.#send()) : () => (over?.(), this.#sendNow()), options);
+      if (over !== undefined) scheduled.then(over, over);
+      return scheduled;
     } catch (error) {
+      over?.();
       // A limiter that throws instead of rejecting (bad permits): the same as a refusal.
       return Promise.reject(error);
     }
@@ -358,11 +365,11 @@ class Dispatching implements AttemptOwner {
 function bodyWatch(release: () => void, idleMs: number): AttemptBody {
   let last = 0;
   let ended = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: TimerHandle | undefined;
   const end = () => {
     if (ended) return;
     ended = true;
-    if (timer !== undefined) clearTimeout(timer);
+    if (timer !== undefined) clearSlotTimer(systemClock, timer);
     release();
   };
   const check = () => {
@@ -371,8 +378,7 @@ function bodyWatch(release: () => void, idleMs: number): AttemptBody {
     else arm(idleMs - idle);
   };
   const arm = (ms: number) => {
-    timer = setTimeout(check, Math.ceil(ms));
-    (timer as { unref?: () => void }).unref?.();
+    timer = armSlotTimer(systemClock, check, ms);
   };
   return {
     headers: () => {
