@@ -56,10 +56,16 @@ export const MAX_TIMER_DELAY = 2_147_483_647;
 export const systemClock: Clock = {
   now: () => performance.now(),
   // Runtimes truncate fractional delays to whole ms; round up so a timer never fires before its time
-  // (firing early would only cost a re-check, but every re-check adds lateness).
-  setTimeout: (callback, delay) => globalThis.setTimeout(callback, Math.ceil(delay)),
+  // (firing early would only cost a re-check, but every re-check adds lateness). A delay past
+  // MAX_TIMER_DELAY fires then, not at once as the runtimes would (an overflow): as on ManualClock.
+  setTimeout: (callback, delay) => globalThis.setTimeout(callback, Math.min(Math.ceil(delay), MAX_TIMER_DELAY)),
   clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
 };
+
+/** The most timers {@link ManualClock.advanceTo} fires at one instant before it takes them for a loop. */
+const SAME_INSTANT_LIMIT = 100_000;
+/** The macrotask turns {@link ManualClock.runUntil} waits, with no timer pending, for the promise or a new timer. */
+const IDLE_TURNS = 20;
 
 interface ManualTimer {
   readonly id: number;
@@ -117,11 +123,14 @@ export class ManualClock implements Clock {
     return this.#now;
   }
 
-  /** Schedules `callback` at `now() + delay` (negative or NaN delays count as 0). */
+  /**
+   * Schedules `callback` at `now() + delay` (negative or NaN delays count as 0; a delay past
+   * {@link MAX_TIMER_DELAY}, `Infinity` included, counts as that, as on `systemClock`).
+   */
   setTimeout(callback: () => void, delay: number): TimerHandle {
     requireFunction("callback", callback);
     expectNumber("delay", delay);
-    const at = this.#now + (delay > 0 ? delay : 0);
+    const at = this.#now + (delay > 0 ? Math.min(delay, MAX_TIMER_DELAY) : 0);
     const timer: ManualTimer = { id: this.#nextId++, at, callback };
     let i = this.#timers.length;
     while (i > 0 && this.#timers[i - 1]!.at > at) i--;
@@ -158,15 +167,25 @@ export class ManualClock implements Clock {
     await this.advanceTo(this.#now + ms);
   }
 
-  /** Like {@link ManualClock.advance}, to an absolute time (never backwards). */
+  /**
+   * Like {@link ManualClock.advance}, to an absolute time (never backwards).
+   * @throws {RangeError} after 100,000 timers fired at one instant: a timer that re-arms itself with
+   *   no delay would never let time move (runtimes wait at least 1 ms; this clock would hang).
+   */
   async advanceTo(time: number): Promise<void> {
     clockTime("time", time);
     await nextMacrotask();
+    let sameInstant = 0;
     for (;;) {
       const next = this.#timers[0];
       if (next === undefined || next.at > time) break;
       this.#timers.shift();
-      if (next.at > this.#now) this.#now = next.at;
+      if (next.at > this.#now) {
+        this.#now = next.at;
+        sameInstant = 0;
+      } else if (++sameInstant > SAME_INSTANT_LIMIT) {
+        throw new RangeError(`more than ${SAME_INSTANT_LIMIT} timers fired at ${this.#now} ms: a timer that re-arms itself with no delay?`);
+      }
       next.callback();
       await nextMacrotask();
     }
@@ -193,6 +212,53 @@ export class ManualClock implements Clock {
       await nextMacrotask();
     }
     return fired;
+  }
+
+  /**
+   * Fires pending timers in time order (as {@link ManualClock.runAll}) until `promise` settles, and
+   * returns its outcome: resolves with its value or rejects with its reason. Its handlers are
+   * attached at once, so a rejection while the timers run is not reported as unhandled (with
+   * `const done = job(); await clock.runAll(); await done;` it is: nothing awaits `done` yet).
+   * @param limit the most timers to fire (default 100,000)
+   * @throws {Error} when the promise is still pending once no timer is left (it waits for
+   *   something this clock does not drive), or after `limit` timers
+   *
+   * @example
+   * ```ts
+   * const result = await clock.runUntil(runBatch(documents, { fetch: api })); // minutes of traffic, at once
+   * ```
+   */
+  async runUntil<T>(promise: PromiseLike<T>, limit = 100_000): Promise<T> {
+    nonNegativeIntegerOrInfinity("limit", limit);
+    let settled = false;
+    const outcome = Promise.resolve(promise).finally(() => {
+      settled = true;
+    });
+    outcome.catch(() => {}); // handled here; the caller gets it below
+    let fired = 0;
+    let idle = 0;
+    await nextMacrotask();
+    while (!settled && fired < limit) {
+      if (this.#timers.length === 0) {
+        // Nothing to fire: give work outside the clock (an msw handler's own hops) a few turns to
+        // settle the promise or set a timer before calling it stuck.
+        if (++idle > IDLE_TURNS) break;
+        await nextMacrotask();
+        continue;
+      }
+      idle = 0;
+      const next = this.#timers.shift()!;
+      if (next.at > this.#now) this.#now = next.at;
+      next.callback();
+      fired++;
+      await nextMacrotask();
+    }
+    if (!settled) {
+      throw new Error(fired >= limit
+        ? `the promise was still pending after ${limit} timers (raise \`limit\`, or it never settles)`
+        : `the promise is still pending and no timer is left at ${this.#now} ms: it waits for something this clock does not drive`);
+    }
+    return outcome;
   }
 
   /**

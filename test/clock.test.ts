@@ -50,6 +50,53 @@ describe("ManualClock", () => {
     expect(() => new ManualClock(NaN)).toThrow(RangeError);
   });
 
+  test("runUntil fires timers until the promise settles and hands back its outcome; a rejection while it runs is not unhandled (red-team, 2026-11-27)", async () => {
+    const clock = new ManualClock();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms));
+      clock.setTimeout(() => {}, 10_000); // a later timer is left alone
+      expect(await clock.runUntil((async () => (await sleep(300), clock.now()))())).toBe(300);
+      const failing = (async () => {
+        await sleep(200);
+        throw new Error("timed out");
+      })();
+      await expect(clock.runUntil(failing)).rejects.toThrow("timed out");
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      expect(clock.now()).toBe(500);
+      expect(clock.pendingTimers).toBe(1);
+      // Stuck: pending with no timer to fire; and a limit reached.
+      await clock.runAll();
+      await expect(clock.runUntil(new Promise(() => {}))).rejects.toThrow(/no timer is left/);
+      const rearm = () => void clock.setTimeout(rearm, 1);
+      rearm();
+      await expect(clock.runUntil(new Promise(() => {}), 50)).rejects.toThrow(/after 50 timers/);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  test("advance throws instead of hanging on a timer that re-arms itself with no delay; delays past 2^31−1 ms count as that (red-team, 2026-11-27)", async () => {
+    const clock = new ManualClock();
+    let fired = 0;
+    const spin = () => {
+      fired++;
+      clock.setTimeout(spin, 0);
+    };
+    clock.setTimeout(spin, 5);
+    await expect(clock.advance(10)).rejects.toThrow(/more than 100000 timers fired at 5 ms/);
+    expect(fired).toBeGreaterThan(100_000);
+    const other = new ManualClock();
+    let at: number | undefined;
+    other.setTimeout(() => (at = other.now()), Infinity);
+    await other.runAll();
+    expect(at).toBe(2_147_483_647);
+    await other.advance(1); // the clock still works
+  });
+
   test("is exported from sluice/testing too", () => {
     expect(FromTesting).toBe(ManualClock);
   });

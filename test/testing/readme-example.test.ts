@@ -24,9 +24,7 @@ async function nightly(maxTokens: number) {
   const server = createSimulatedFetch({ server: openai, clock, latency: { min: 300, max: 3000 } });
   const api = createThrottledFetch({ limit: 500, interval: 60_000, fetch: server, clock });
 
-  const done = runBatch(documents, { fetch: api, maxTokens });
-  await clock.runAll(1_000_000);
-  await done;
+  await clock.runUntil(runBatch(documents, { fetch: api, maxTokens }), 1_000_000);
   return { server, minutes: clock.now() / 60_000 };
 }
 
