@@ -60,6 +60,43 @@ export interface SimulatedFetch {
 
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
+/** The reason phrases a Node HTTP/1.1 server sends for the statuses simulated servers answer. */
+const STATUS_TEXT: Record<number, string> = {
+  200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 400: "Bad Request", 401: "Unauthorized",
+  403: "Forbidden", 404: "Not Found", 409: "Conflict", 413: "Payload Too Large", 422: "Unprocessable Entity",
+  429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+};
+
+/** Headers that refuse changes, as a fetched response's do (a test must not pass by mutating them). */
+class ImmutableHeaders extends Headers {
+  override set(): void {
+    throw new TypeError("Headers of a fetched response are immutable");
+  }
+  override append(): void {
+    throw new TypeError("Headers of a fetched response are immutable");
+  }
+  override delete(): void {
+    throw new TypeError("Headers of a fetched response are immutable");
+  }
+}
+
+/**
+ * `response` as `fetch` would give it: its `url` the request's, `type` "basic", and headers that
+ * refuse changes (on clones too). Code that reads `new URL(response.url)` or mutates the headers
+ * then fails here as it would in production.
+ */
+function asFetched(response: Response, url: string): Response {
+  const headers = new ImmutableHeaders(response.headers);
+  const clone = response.clone.bind(response);
+  Object.defineProperties(response, {
+    url: { value: url, enumerable: true },
+    type: { value: "basic", enumerable: true },
+    headers: { value: headers, enumerable: true },
+    clone: { value: () => asFetched(clone(), url) },
+  });
+  return response;
+}
+
 function latencyRange(name: string, value: SimulatedFetchOptions["latency"]): [number, number] {
   const range = typeof value === "object" && value !== null;
   const [min, max] = range ? [value.min, value.max] : [value ?? 0, value ?? 0];
@@ -73,7 +110,9 @@ function latencyRange(name: string, value: SimulatedFetchOptions["latency"]): [n
 }
 
 /**
- * Makes a `fetch` that answers from `server` in the virtual time of `clock`.
+ * Makes a `fetch` that answers from `server` in the virtual time of `clock`. Its responses look
+ * fetched: `url` (the request's), `statusText`, `type` "basic", headers that refuse changes, and no
+ * body for `HEAD`.
  *
  * @example
  * ```ts
@@ -87,9 +126,7 @@ function latencyRange(name: string, value: SimulatedFetchOptions["latency"]): [n
  *   latency: { min: 5, max: 50 },
  * });
  * const api = createThrottledFetch({ limit: 10, interval: 1000, fetch: server, clock });
- * const done = Promise.all(Array.from({ length: 100 }, () => api("https://api.example.com/")));
- * await clock.runAll();
- * await done;
+ * await clock.runUntil(Promise.all(Array.from({ length: 100 }, () => api("https://api.example.com/"))));
  * server.stats.byStatus[429];   // undefined: no 429 at the documented limit
  * ```
  */
@@ -137,7 +174,12 @@ export function createSimulatedFetch(options: SimulatedFetchOptions): SimulatedF
       signal.throwIfAborted();
       const wait = (reply.delayMs ?? 0) + latency;
       if (wait > 0) await sleep(wait, signal);
-      const response = new Response(NULL_BODY.has(reply.status) ? null : reply.body ?? "", { status: reply.status, headers: reply.headers });
+      const nullBody = NULL_BODY.has(reply.status) || request.method === "HEAD";
+      const response = asFetched(new Response(nullBody ? null : reply.body ?? "", {
+        status: reply.status,
+        statusText: STATUS_TEXT[reply.status] ?? "",
+        headers: reply.headers,
+      }), request.url);
       reply.onDelivered?.(clock.now());
       return response;
     } finally {

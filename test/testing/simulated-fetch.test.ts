@@ -67,6 +67,19 @@ describe("createSimulatedFetch", () => {
     expect(fetch.stats.inFlight).toBe(0);
   });
 
+  test("its responses look fetched: url, statusText, type, immutable headers (clones too), no body for HEAD (red-team, 2026-11-27)", async () => {
+    const clock = new ManualClock();
+    const fetch = createSimulatedFetch({ server: serveModel(new SlidingLogServer({ limit: 1, headers: ["retry-after"] })), clock });
+    const ok = await clock.runUntil(fetch(`${URL_A}?page=2`));
+    expect([ok.status, ok.statusText, ok.url, ok.type]).toEqual([200, "OK", `${URL_A}?page=2`, "basic"]);
+    expect(() => ok.headers.set("x-mine", "1")).toThrow(TypeError);
+    expect(() => ok.clone().headers.append("x-mine", "1")).toThrow(TypeError);
+    expect(ok.clone().url).toBe(`${URL_A}?page=2`);
+    const refused = await clock.runUntil(fetch(URL_A, { method: "HEAD" }));
+    expect([refused.status, refused.statusText, refused.body]).toEqual([429, "Too Many Requests", null]);
+    expect(refused.headers.get("retry-after")).not.toBeNull();
+  });
+
   test("validates its options", () => {
     const clock = new ManualClock();
     const server = serveModel(new TokenBucketServer({ limit: 5 }));
