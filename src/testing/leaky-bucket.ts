@@ -10,8 +10,12 @@
  *   `excess / rate` — so a burst is smoothed out to the rate. With `delay=D` the first D excess
  *   requests go at once; `nodelay` is `delay=burst`.
  *
- * State: `excess` (requests queued, times `interval`, so exact at integer ms) at time `last`. nginx
- * keeps the excess in thousandths and drains it per whole ms; this model uses exact arithmetic.
+ * With nginx's own integer arithmetic: the rate is kept in thousandths of a request per second,
+ * truncated (`rate=1r/m` is 16, not 16.67: a request every 60 s builds up 40 thousandths of excess),
+ * the excess in thousandths, drained per whole ms (`rate · ms / 1000`, truncated), and a hold is
+ * whole ms. At per-minute rates this decides differently from exact arithmetic — requests exactly at
+ * the rate are refused now and then without `burst`, as real nginx refuses them (red-team,
+ * 2026-11-27: an exact model accepted them all).
  *
  * @module
  */
@@ -56,10 +60,15 @@ export interface LeakyBucketOptions extends HeaderOptions {
  */
 export class LeakyBucketServer implements ServerModel {
   readonly #h: ResolvedHeaders;
-  readonly #rate: number;
+  /** `rate=` as given: requests per `interval` (the policy it states). */
+  readonly #perInterval: number;
   readonly #interval: number;
+  /** nginx's `ctx->rate`: thousandths of a request per second, truncated. */
+  readonly #rate: number;
+  /** nginx's `limit->burst` and `limit->delay`: in thousandths. */
   readonly #burst: number;
   readonly #delay: number;
+  /** nginx's `lr->excess` (thousandths) and `lr->last` (whole ms). */
   #excess = 0;
   #last = -Infinity;
 
@@ -68,38 +77,48 @@ export class LeakyBucketServer implements ServerModel {
     const o = optionsObject("options", options);
     onlyKnown("LeakyBucketServer", o, keysOf<LeakyBucketOptions>()("rate", "interval", "burst", "nodelay", "delay", "headers", "policy", "epochMs", "status"));
     this.#h = resolveHeaders({ headers: [], status: 503, ...o });
-    this.#rate = positiveInteger("rate", o.rate);
+    this.#perInterval = positiveInteger("rate", o.rate);
     this.#interval = positiveFinite("interval", o.interval ?? 1000);
-    this.#burst = nonNegativeInteger("burst", o.burst ?? 0);
+    this.#rate = Math.floor((this.#perInterval * 1_000_000) / this.#interval);
+    if (this.#rate < 1) {
+      throw new RangeError(`\`rate\` per \`interval\` must be at least 1 request per 1000 s (nginx keeps it in thousandths a second), got ${this.#perInterval} per ${this.#interval} ms`);
+    }
+    const burst = nonNegativeInteger("burst", o.burst ?? 0);
     if (o.nodelay !== undefined && typeof o.nodelay !== "boolean") throw new TypeError(`\`nodelay\` must be a boolean, got ${String(o.nodelay)}`);
-    this.#delay = o.nodelay === true ? this.#burst : nonNegativeInteger("delay", o.delay ?? 0);
+    this.#burst = burst * 1000;
+    this.#delay = (o.nodelay === true ? burst : nonNegativeInteger("delay", o.delay ?? 0)) * 1000;
   }
 
   /** Decides a request of `cost` units arriving at `now` (see `ServerModel.decide`). */
   decide(now: number, cost = 1): Decision {
     checkCall(now, cost, this.#last);
     if (cost !== 1) throw new RangeError(`\`cost\` must be 1 for nginx limit_req (it counts requests), got ${cost}`);
-    // As nginx: drain, add this request, then clamp at 0 — so a request that finds the bucket drained
-    // (≥ 1/rate after the last) has excess 0 and is neither delayed nor refused.
-    const drained = this.#last === -Infinity ? 0 : Math.max(0, this.#excess - (now - this.#last) * this.#rate);
-    const excess = this.#last === -Infinity ? 0 : Math.max(0, this.#excess - (now - this.#last) * this.#rate + this.#interval);
-    const capacity = this.#burst * this.#interval;
-    const allowed = excess <= capacity;
+    // As nginx (ngx_http_limit_req_lookup): drain per whole ms, add this request, clamp at 0 — so a
+    // request that finds the bucket drained (≥ 1/rate after the last) has excess 0 and is neither
+    // delayed nor refused.
+    const ms = Math.floor(now);
+    const first = this.#last === -Infinity;
+    const drain = first ? 0 : Math.trunc((this.#rate * (ms - this.#last)) / 1000);
+    const drained = first ? 0 : Math.max(0, this.#excess - drain);
+    const excess = first ? 0 : Math.max(0, this.#excess - drain + 1000);
+    const allowed = excess <= this.#burst;
     if (allowed) {
       this.#excess = excess;
-      this.#last = now;
+      if (first || ms !== this.#last) this.#last = ms;
     }
     const current = allowed ? excess : drained;
-    const delayed = Math.max(0, excess - this.#delay * this.#interval);
+    // Refused: the first whole ms at which the drain makes room (rate · ms / 1000 ≥ what is over).
+    const over = this.#excess + 1000 - this.#burst;
+    const retryAfterMs = allowed ? 0 : Math.max(0, this.#last + Math.ceil((over * 1000) / this.#rate) - now);
     return decision(this.#h, now, {
       allowed,
-      delayMs: allowed ? delayed / this.#rate : 0,
-      retryAfterMs: (excess - capacity) / this.#rate,
+      delayMs: allowed && excess > this.#delay ? Math.trunc(((excess - this.#delay) * 1000) / this.#rate) : 0,
+      retryAfterMs,
       // The policy it states is the sustained rate, `rate` per `interval` (as nginx's `rate=` means
       // it); `remaining` is how many more it accepts at this instant (the burst's room).
-      limit: this.#rate,
-      remaining: Math.floor((capacity - current) / this.#interval),
-      resetMs: current / this.#rate,
+      limit: this.#perInterval,
+      remaining: Math.floor((this.#burst - current) / 1000),
+      resetMs: (current * 1000) / this.#rate,
       windowMs: this.#interval,
     });
   }

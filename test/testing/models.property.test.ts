@@ -90,6 +90,62 @@ describe("properties", () => {
     expect(refused).toBeGreaterThan(300);
   });
 
+  test("nginx limit_req at per-minute rates decides with nginx's integer arithmetic (rate in thousandths a second, truncated; red-team, 2026-11-27)", () => {
+    // ngx_http_limit_req_lookup, written out: ctx->rate = rate·1000/60 (truncated), the excess in
+    // thousandths, drained by rate·ms/1000 (truncated) per whole ms; refused past burst·1000.
+    const reference = (rate: number, burst: number, times: readonly number[], exact = false): boolean[] => {
+      const perSecond = exact ? (rate * 1000) / 60 : Math.floor((rate * 1000) / 60);
+      let node: { excess: number; last: number } | undefined;
+      return times.map((t) => {
+        if (node === undefined) {
+          node = { excess: 0, last: t };
+          return true;
+        }
+        const drain = (perSecond * (t - node.last)) / 1000;
+        const excess = Math.max(0, node.excess - (exact ? drain : Math.trunc(drain)) + 1000);
+        if (excess > burst * 1000) return false;
+        node.excess = excess;
+        if (t !== node.last) node.last = t;
+        return true;
+      });
+    };
+    // 1r/m is 16 thousandths a second, not 16.67: a request every 60 s builds 40 thousandths up.
+    const everyMinute = new LeakyBucketServer({ rate: 1, interval: 60_000 });
+    expect([0, 60_000, 120_000].map((t) => everyMinute.decide(t).allowed)).toEqual([true, false, true]);
+    let refused = 0;
+    let accepted = 0;
+    let unlikeExact = 0; // decisions exact arithmetic gets wrong: the branch this test is about
+    fc.assert(fc.property(
+      fc.constantFrom(1, 7, 10, 45), fc.integer({ min: 0, max: 3 }),
+      fc.array(fc.integer({ min: 0, max: 8_000 }), { minLength: 20, maxLength: 80 }),
+      (rate, burst, gaps) => {
+        const step = 60_000 / rate;
+        const times = gaps.reduce<number[]>((ts, gap) => [...ts, (ts.at(-1) ?? 0) + Math.round((gap * step) / 6000)], []);
+        const nginx = new LeakyBucketServer({ rate, interval: 60_000, burst, nodelay: true });
+        const expected = reference(rate, burst, times);
+        const exact = reference(rate, burst, times, true);
+        unlikeExact += expected.filter((e, i) => e !== exact[i]).length;
+        times.forEach((t, i) => {
+          const d = nginx.decide(t);
+          expect(d.allowed).toBe(expected[i]);
+          if (d.allowed) accepted++;
+          else {
+            refused++;
+            // The retry time it gives is exact: refused 1 ms before it, accepted at it.
+            const at = t + d.retryAfterMs;
+            expect(reference(rate, burst, [...times.slice(0, i + 1).filter((_, j) => expected[j]), at - 1]).at(-1)).toBe(false);
+            expect(reference(rate, burst, [...times.slice(0, i + 1).filter((_, j) => expected[j]), at]).at(-1)).toBe(true);
+          }
+        });
+      },
+    ), { numRuns: 300 });
+    // Measured: about 6,300 accepted, 3,800 refused, 650–730 unlike exact arithmetic.
+    console.info(`nginx r/m: ${accepted} accepted, ${refused} refused, ${unlikeExact} unlike exact arithmetic`);
+    expect(refused).toBeGreaterThan(2500);
+    expect(accepted).toBeGreaterThan(4500);
+    expect(unlikeExact).toBeGreaterThan(300);
+  });
+
   test("a fixed window admits exactly the first `limit` arrivals of each window", () => {
     let refusals = 0;
     fc.assert(fc.property(
