@@ -248,6 +248,11 @@ export class ModelBudgets<D extends string> {
     return undefined;
   }
 
+  /** The limit in force of `dimension` for model `name`: its window's (lowered by `learn`), or the configured one. */
+  limitOf(name: string, dimension: D): number {
+    return this.#models.get(name)?.windows[dimension]?.limit ?? this.#limits(name)[dimension];
+  }
+
   /**
    * A budget the server reports lower than ours is lowered to match (never raised: a configured
    * budget below the server's is the caller's choice, e.g. to leave room for another client).

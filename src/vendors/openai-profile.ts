@@ -65,7 +65,8 @@ const KNOWN = ["maxConcurrent", "rpm", "tpm", "models", "clock", "charsPerToken"
  * model, requests and tokens per minute.
  *
  * - **Reserves** 1 request and `prompt + max_tokens × n` tokens per attempt, estimated from the JSON
- *   body (see `estimateOpenAIRequest`; OpenAI counts `max(max_tokens, estimate)` up front, never more).
+ *   body (see `estimateOpenAIRequest`; OpenAI counts `max(max_tokens, estimate)` up front, never more)
+ *   — at most the model's whole TPM when that count fits in it (the server accepts such a request).
  * - **Settles** the tokens to `usage.total_tokens`: from a JSON response (read from a clone), or from
  *   the final chunk of a stream as the caller reads it (send `stream_options: { include_usage: true }`;
  *   a stream without usage counts its full reservation). A 429 gives its tokens back.
@@ -77,8 +78,8 @@ const KNOWN = ["maxConcurrent", "rpm", "tpm", "models", "clock", "charsPerToken"
  *   budget is full again) — so a server that keeps its up-front charge refuses nothing either.
  *
  * Budgets are strict one-minute rolling windows per model (fits OpenAI's one-minute token buckets).
- * The model is read from the body by `cost`; a fetch that asks for the key before the cost (the
- * throttled fetch does, for now) puts every model on one budget, with `rpm`/`tpm`.
+ * The model is read from the body by `cost` (the throttled fetch computes the cost before the key),
+ * so each model has budgets of its own: `models[name]`, else `rpm`/`tpm`.
  *
  * @throws {RangeError} for a limit that is not a positive integer; {@link TypeError} for an unknown option.
  * @example
@@ -116,7 +117,15 @@ export function openai(options: OpenAIProfileOptions): VendorProfile {
   const cost = async (request: Request): Promise<Cost> => {
     const found = estimateOpenAIRequest(await bodyText(request), estimate);
     modelOf.set(request, found?.model);
-    return budgets.costOf(request, { requests: 1, tokens: found?.tokens ?? 0, ...budgets.slot });
+    let tokens = found?.tokens ?? 0;
+    if (found !== undefined) {
+      // OpenAI counts max(max_tokens × n, the prompt's estimate) up front: a request whose prompt +
+      // output passes the minute's budget but whose count does not is one the server accepts. It
+      // reserves the whole minute then, rather than failing with a RangeError (red-team, 2026-11-27).
+      const limit = budgets.limitOf(found.model ?? "", "tokens");
+      if (tokens > limit && Math.max(found.inputTokens, found.outputTokens * found.choices) <= limit) tokens = limit;
+    }
+    return budgets.costOf(request, { requests: 1, tokens, ...budgets.slot });
   };
   const onResponse = ({ request, response, key }: ResponseEvent): void => {
     if (key === undefined) return;

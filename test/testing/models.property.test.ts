@@ -132,7 +132,7 @@ describe("properties", () => {
           else {
             refused++;
             // The retry time it gives is exact: refused 1 ms before it, accepted at it.
-            const at = t + d.retryAfterMs;
+            const at = t + d.retryAfterMs!;
             expect(reference(rate, burst, [...times.slice(0, i + 1).filter((_, j) => expected[j]), at - 1]).at(-1)).toBe(false);
             expect(reference(rate, burst, [...times.slice(0, i + 1).filter((_, j) => expected[j]), at]).at(-1)).toBe(true);
           }

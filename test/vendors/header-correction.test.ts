@@ -94,8 +94,10 @@ describe("openai(): header correction", () => {
     const error = await tooBig;
     expect(error).toBeInstanceOf(RangeError);
     expect(String(error)).toMatch(/`cost\.tokens` must be at most 700 .*got 807/);
-    // 607 ≤ 700 fits the lowered limit: it stays queued. A new one of 707 is refused at once.
-    expect(await api(URL_, chat(700)).catch((e: unknown) => e)).toBeInstanceOf(RangeError);
+    // 607 ≤ 700 fits the lowered limit: it stays queued. A new one whose output alone (710) passes
+    // it is refused at once (one of 707 whose output fits is reserved at the whole 700 instead: the
+    // server counts max(output, prompt) up front).
+    expect(await api(URL_, chat(710)).catch((e: unknown) => e)).toBeInstanceOf(RangeError);
     // The window holds A's 907 until 60 000: the queued 607 goes then, as the lowered limit allows.
     await clock.advance(59_990);
     expect(server.arrivals.map((x) => x.at)).toEqual([0, 60_000]);

@@ -68,6 +68,15 @@ describe("openai()", () => {
     expect(await request.text()).toContain("gpt-4o-mini"); // the request's own body is unread
   });
 
+  test("a request whose prompt + output passes the TPM but whose up-front count (the larger of the two) does not reserves the whole minute instead of failing (red-team, 2026-11-27)", async () => {
+    const profile = openai({ rpm: 10, tpm: 30_000 });
+    const prompt = "word ".repeat(16_000); // about 20,000 tokens at 4 characters a token
+    const fits = await profile.cost(post("https://api.openai.com/v1/chat/completions", chat({ max_tokens: 16_000, messages: [{ role: "user", content: prompt }] })));
+    expect(fits).toMatchObject({ tokens: 30_000 }); // was 36,000+: a RangeError before anything was sent
+    const tooLarge = await profile.cost(post("https://api.openai.com/v1/chat/completions", chat({ max_tokens: 31_000 })));
+    expect((tooLarge as Record<string, number>).tokens).toBeGreaterThan(30_000); // the server refuses it too: it fails fast
+  });
+
   test("maxConcurrent adds a slot to each model's budgets", async () => {
     expect(() => openai({ rpm: 10, tpm: 10, maxConcurrent: 0 })).toThrow(new RangeError("`maxConcurrent` must be a positive integer, got 0"));
     const profile = openai({ rpm: 10, tpm: 10_000, maxConcurrent: 2 });
