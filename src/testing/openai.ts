@@ -15,8 +15,9 @@
  *   `retry-after` (which openai-node reads, in that order).
  * - **Usage in the response**: `usage.{prompt_tokens, completion_tokens, total_tokens}`, and in a
  *   stream (`stream: true`) a final chunk carrying it when `stream_options.include_usage` is set.
- *   Whether OpenAI gives back the unused part of the up-front charge is not documented:
- *   `refundUnused: true` makes the server settle to actual usage when the response is delivered.
+ *   Usage past the up-front charge (output without `max_tokens`) is counted when the response is
+ *   delivered. Whether OpenAI gives back the unused part of the up-front charge is not documented:
+ *   `refundUnused: true` makes the server settle to actual usage then.
  * - Error bodies have OpenAI's envelope (`{ error: { message, type, param, code } }`, code
  *   `rate_limit_exceeded`, type `requests` or `tokens`); the message texts only imitate OpenAI's.
  *
@@ -82,7 +83,7 @@ export interface OpenAISimulatorOptions {
   defaultLimits?: OpenAILimits;
   /** Tokens one choice generates. @default uniform in [1, min(max_tokens, 256)] from `seed` */
   completionTokens?: (context: CompletionContext) => number;
-  /** Settle the TPM charge to the actual `total_tokens` when the response is delivered. @default false */
+  /** Settle the TPM charge down to the actual `total_tokens` when the response is delivered (usage past it is counted either way). @default false */
   refundUnused?: boolean;
   /** Wall-clock epoch ms of virtual `now = 0`, for `created` and the `Date` header. @default 2026-01-01T00:00:00Z */
   epochMs?: number;
@@ -206,8 +207,13 @@ export class OpenAISimulator implements SimulatedServer {
     const stream = body["stream"] === true;
     const includeUsage = (body["stream_options"] as { include_usage?: unknown } | undefined)?.include_usage === true;
     const headers = { ...base, ...this.#limitHeaders(b, now) };
-    const settle = this.#refund
-      ? (at: number) => b.tokens.charge(Math.max(at, now), completion.usage.total_tokens - charge)
+    // On delivery the server counts what the call used beyond its up-front charge (output past the
+    // prompt's estimate when no `max_tokens` bounds it) — and, with `refundUnused`, gives back what
+    // it did not use. (Without this, a call with no `max_tokens` was never charged its output:
+    // 4× the TPM passed without a 429; red-team, 2026-11-27.)
+    const extra = completion.usage.total_tokens - charge;
+    const settle = this.#refund || extra > 0
+      ? (at: number) => b.tokens.charge(Math.max(at, now), this.#refund ? extra : Math.max(0, extra))
       : undefined;
     const reply: SimulatedReply = stream
       ? { status: 200, headers: { ...headers, "content-type": "text/event-stream" }, body: completionStream(completion, includeUsage) }

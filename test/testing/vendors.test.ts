@@ -103,6 +103,18 @@ describe("OpenAISimulator", () => {
     }
   });
 
+  test("output past the up-front charge (no max_tokens) is counted on delivery, refund or not (red-team, 2026-11-27: it never was without refundUnused)", async () => {
+    for (const refundUnused of [false, true]) {
+      const clock = new ManualClock();
+      const openai = new OpenAISimulator({ refundUnused, completionTokens: () => 400 });
+      const fetch = createSimulatedFetch({ server: openai, clock });
+      const response = await fetch("https://api.openai.com/v1/chat/completions", { method: "POST", body: JSON.stringify(chat()) });
+      expect(response.headers.get("x-ratelimit-remaining-tokens")).toBe("149990"); // the prompt's 10 up front
+      expect((await response.json()).usage.total_tokens).toBe(410);
+      expect(openai.remaining("gpt-4o-mini", 0).tokens).toBe(149_590); // the 400 of output too
+    }
+  });
+
   test("unknown paths and bad bodies are answered like OpenAI: JSON errors", async () => {
     const clock = new ManualClock();
     const fetch = createSimulatedFetch({ server: new OpenAISimulator(), clock });
