@@ -18,5 +18,6 @@
 export * from "./vendors/index.ts";
 export { openai, type OpenAIModelLimits, type OpenAIProfileOptions } from "./vendors/openai-profile.ts";
 export { anthropic, type AnthropicProfileOptions } from "./vendors/anthropic-profile.ts";
+export { anthropicModelClass } from "./vendors/anthropic-models.ts";
 export { github, type GitHubProfileOptions, type GitHubProfileResource, githubResource } from "./vendors/github-profile.ts";
 export type { Cost, SettleResult, VendorProfile } from "./vendors/profile.ts";

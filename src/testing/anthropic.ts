@@ -20,6 +20,7 @@
  * @module
  */
 import { describeValue, keysOf, onlyKnown, optionsObject } from "../validate.ts";
+import { anthropicModelClass } from "../vendors/anthropic-models.ts";
 import { SeededRandom } from "./random.ts";
 import type { ServerContext, SimulatedReply, SimulatedServer } from "./server.ts";
 import { TokenBucketServer } from "./token-bucket.ts";
@@ -54,11 +55,14 @@ export interface AnthropicLimits {
  */
 export interface AnthropicSimulatorOptions {
   /**
-   * The organization's limits (one set, shared by every model here). The default is Anthropic's
-   * published Tier 1 figures for a Sonnet model when this was written; set yours.
+   * The organization's limits, for each model class (Anthropic applies them per model, a family's
+   * versions pooled: see `modelClass`). The default is Anthropic's published Tier 1 figures for a
+   * Sonnet model when this was written; set yours.
    * @default { rpm: 50, inputTpm: 30_000, outputTpm: 8_000 }
    */
   limits?: AnthropicLimits;
+  /** The budget a model draws from: models that map to one name share it. @default anthropicModelClass (from `sluice/vendors`) */
+  modelClass?: (model: string) => string;
   /** When OTPM is charged: `"max_tokens"` up front then settled to actual, or only `"actual"` on delivery. @default "max_tokens" */
   outputCharge?: "max_tokens" | "actual";
   /** Output tokens of a response. @default uniform in [1, min(max_tokens, 256)] from `seed` */
@@ -86,7 +90,8 @@ type Bucket = "requests" | "input-tokens" | "output-tokens";
  */
 export class AnthropicSimulator implements SimulatedServer {
   readonly #limits: AnthropicLimits;
-  readonly #buckets: Record<Bucket, TokenBucketServer>;
+  readonly #buckets = new Map<string, Record<Bucket, TokenBucketServer>>();
+  readonly #modelClass: (model: string) => string;
   readonly #outputCharge: "max_tokens" | "actual";
   readonly #outputTokens: AnthropicSimulatorOptions["outputTokens"];
   readonly #epoch: number;
@@ -97,16 +102,14 @@ export class AnthropicSimulator implements SimulatedServer {
   /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: AnthropicSimulatorOptions = {}) {
     const o = optionsObject("options", options);
-    onlyKnown("AnthropicSimulator", o, keysOf<AnthropicSimulatorOptions>()("limits", "outputCharge", "outputTokens", "epochMs", "seed"));
+    onlyKnown("AnthropicSimulator", o, keysOf<AnthropicSimulatorOptions>()("limits", "modelClass", "outputCharge", "outputTokens", "epochMs", "seed"));
     const l = o.limits ?? { rpm: 50, inputTpm: 30_000, outputTpm: 8_000 };
     if (typeof l !== "object" || l === null) throw new TypeError(`\`limits\` must be { rpm, inputTpm, outputTpm }, got ${describeValue(l)}`);
     this.#limits = { rpm: perMinute("limits.rpm", l.rpm), inputTpm: perMinute("limits.inputTpm", l.inputTpm), outputTpm: perMinute("limits.outputTpm", l.outputTpm) };
-    const bucket = (limit: number) => new TokenBucketServer({ limit, interval: 60_000, headers: [] });
-    this.#buckets = {
-      requests: bucket(this.#limits.rpm),
-      "input-tokens": bucket(this.#limits.inputTpm),
-      "output-tokens": bucket(this.#limits.outputTpm),
-    };
+    if (o.modelClass !== undefined && typeof o.modelClass !== "function") {
+      throw new TypeError(`\`modelClass\` must be a function, got ${describeValue(o.modelClass)}`);
+    }
+    this.#modelClass = o.modelClass ?? anthropicModelClass;
     const charge = o.outputCharge ?? "max_tokens";
     if (charge !== "max_tokens" && charge !== "actual") throw new RangeError(`\`outputCharge\` must be "max_tokens" or "actual", got ${describeValue(charge)}`);
     this.#outputCharge = charge;
@@ -148,11 +151,12 @@ export class AnthropicSimulator implements SimulatedServer {
     const system = contentText(body["system"]);
     const inputTokens = Math.max(1, estimateTokens(system + messages.map((m: { content?: unknown }) => contentText(m?.content)).join("")));
     const reserveOutput = this.#outputCharge === "max_tokens" ? maxTokens : 0;
+    const buckets = this.#bucketsOf(model);
     const waits: [Bucket, number][] = [
-      ["requests", this.#buckets.requests.waitFor(now, 1)],
-      ["input-tokens", this.#buckets["input-tokens"].waitFor(now, inputTokens)],
+      ["requests", buckets.requests.waitFor(now, 1)],
+      ["input-tokens", buckets["input-tokens"].waitFor(now, inputTokens)],
       // With "actual" output charging, a bucket in debt still blocks until it is repaid.
-      ["output-tokens", this.#buckets["output-tokens"].waitFor(now, Math.max(1, reserveOutput))],
+      ["output-tokens", buckets["output-tokens"].waitFor(now, Math.max(1, reserveOutput))],
     ];
     const blocked = waits.filter(([, w]) => w > 0);
     if (blocked.length > 0) {
@@ -160,13 +164,13 @@ export class AnthropicSimulator implements SimulatedServer {
       const [what] = blocked[0]!;
       const limit = what === "requests" ? this.#limits.rpm : what === "input-tokens" ? this.#limits.inputTpm : this.#limits.outputTpm;
       const message = `This request would exceed your organization's rate limit of ${limit} ${what.replace("-", " ")} per minute.`;
-      const headers = { ...base, ...this.#limitHeaders(now) };
+      const headers = { ...base, ...this.#limitHeaders(buckets, now) };
       if (Number.isFinite(wait)) headers["retry-after"] = String(Math.ceil(wait / 1000 - 1e-9));
       return json(429, errorBody("rate_limit_error", message), headers);
     }
-    this.#buckets.requests.decide(now, 1);
-    this.#buckets["input-tokens"].decide(now, inputTokens);
-    if (reserveOutput > 0) this.#buckets["output-tokens"].decide(now, reserveOutput);
+    buckets.requests.decide(now, 1);
+    buckets["input-tokens"].decide(now, inputTokens);
+    if (reserveOutput > 0) buckets["output-tokens"].decide(now, reserveOutput);
 
     const cap = Math.min(maxTokens, 256);
     const outputTokens = this.#outputTokens === undefined
@@ -182,22 +186,34 @@ export class AnthropicSimulator implements SimulatedServer {
       stop_sequence: null,
       usage: { input_tokens: inputTokens, output_tokens: outputTokens },
     };
-    const headers = { ...base, ...this.#limitHeaders(now) };
+    const headers = { ...base, ...this.#limitHeaders(buckets, now) };
     const reply: SimulatedReply = body["stream"] === true
       ? { status: 200, headers: { ...headers, "content-type": "text/event-stream" }, body: messageStream(message) }
       : json(200, message, headers);
     const settle = outputTokens - reserveOutput;
-    return settle === 0 ? reply : { ...reply, onDelivered: (at) => this.#buckets["output-tokens"].charge(Math.max(at, now), settle) };
+    return settle === 0 ? reply : { ...reply, onDelivered: (at) => buckets["output-tokens"].charge(Math.max(at, now), settle) };
   }
 
   #base(now: number): Record<string, string> {
     return { date: httpDate(this.#epoch + now), "request-id": `req_sim${now}_${this.#ids}` };
   }
 
-  #limitHeaders(now: number): Record<string, string> {
+  /** The buckets of `model`'s class, made on its first request. */
+  #bucketsOf(model: string): Record<Bucket, TokenBucketServer> {
+    const name = this.#modelClass(model);
+    let buckets = this.#buckets.get(name);
+    if (buckets === undefined) {
+      const bucket = (limit: number) => new TokenBucketServer({ limit, interval: 60_000, headers: [] });
+      buckets = { requests: bucket(this.#limits.rpm), "input-tokens": bucket(this.#limits.inputTpm), "output-tokens": bucket(this.#limits.outputTpm) };
+      this.#buckets.set(name, buckets);
+    }
+    return buckets;
+  }
+
+  #limitHeaders(buckets: Record<Bucket, TokenBucketServer>, now: number): Record<string, string> {
     const headers: Record<string, string> = {};
     const state = (name: Bucket, limit: number) => {
-      const b = this.#buckets[name];
+      const b = buckets[name];
       const remaining = Math.max(0, b.available(now));
       headers[`anthropic-ratelimit-${name}-limit`] = String(limit);
       headers[`anthropic-ratelimit-${name}-remaining`] = String(remaining);

@@ -7,9 +7,10 @@
 import type { Clock } from "../clock.ts";
 import type { ResponseEvent } from "../http/options.ts";
 import { readAnthropicHeaders } from "./anthropic-headers.ts";
+import { anthropicModelClass } from "./anthropic-models.ts";
 import { type AnthropicEstimateOptions, estimateAnthropicRequest } from "./estimate-anthropic.ts";
 import { llmShouldRetry, ModelBudgets, ModelOfRequest, settleFromUsage } from "./llm-profile.ts";
-import { positiveInteger } from "../validate.ts";
+import { describeValue, positiveInteger } from "../validate.ts";
 import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile, wallClockOption } from "./profile.ts";
 
 /**
@@ -34,6 +35,11 @@ export interface AnthropicProfileOptions extends AnthropicEstimateOptions {
    * same for any profile; this one needs no support from the fetch.) @default no cap
    */
   readonly maxConcurrent?: number;
+  /**
+   * The budget a model draws from: models that map to one name share it. Anthropic pools a family's
+   * versions (every Sonnet 4.x shares one Sonnet 4 budget). @default anthropicModelClass
+   */
+  readonly modelClass?: (model: string) => string;
   /** The clock of the budgets (a `ManualClock` in tests); it is passed on to the fetch. @default systemClock */
   readonly clock?: Clock;
   /**
@@ -44,14 +50,15 @@ export interface AnthropicProfileOptions extends AnthropicEstimateOptions {
   readonly wallClock?: () => number;
 }
 
-const KNOWN = ["maxConcurrent", "rpm", "inputTpm", "outputTpm", "clock", "charsPerToken", "defaultMaxOutputTokens", "wallClock"];
+const KNOWN = ["maxConcurrent", "rpm", "inputTpm", "outputTpm", "modelClass", "clock", "charsPerToken", "defaultMaxOutputTokens", "wallClock"];
 
 /** Anthropic's overload status: not a quota, retried with backoff, and no budget is paused or cut. */
 const OVERLOADED = new Set([529]);
 
 /**
  * Options for `createThrottledFetch` that keep a client inside Anthropic's rate limits: three budgets
- * per model — requests, input tokens and output tokens per minute.
+ * per model class — requests, input tokens and output tokens per minute (a family's versions share
+ * one, as Anthropic pools them: see `modelClass`).
  *
  * - **Reserves** 1 request, the input tokens estimated from the body (`system`, `messages`, `tools`,
  *   3.5 characters a token), and `max_tokens` output tokens.
@@ -89,12 +96,16 @@ export function anthropic(options: AnthropicProfileOptions): VendorProfile {
     ...(o.defaultMaxOutputTokens === undefined ? {} : { defaultMaxOutputTokens: o.defaultMaxOutputTokens }),
   };
   estimateAnthropicRequest("{}", estimate); // checks the estimator's options now
+  if (o.modelClass !== undefined && typeof o.modelClass !== "function") {
+    throw new TypeError(`\`modelClass\` must be a function, got ${describeValue(o.modelClass)}`);
+  }
+  const modelClass = o.modelClass ?? anthropicModelClass;
   const budgets = new ModelBudgets(() => limits, o.clock, o.maxConcurrent === undefined ? undefined : positiveInteger("maxConcurrent", o.maxConcurrent));
   const modelOf = new ModelOfRequest();
 
   const cost = async (request: Request): Promise<Cost> => {
     const found = estimateAnthropicRequest(await bodyText(request), estimate);
-    modelOf.set(request, found?.model);
+    modelOf.set(request, found?.model === undefined ? undefined : modelClass(found.model));
     return budgets.costOf(request, { requests: 1, input: found?.inputTokens ?? 0, output: found?.outputTokens ?? 0, ...budgets.slot });
   };
   const onResponse = ({ request, response, key }: ResponseEvent): void => {

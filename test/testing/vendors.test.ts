@@ -128,6 +128,17 @@ describe("OpenAISimulator", () => {
 describe("AnthropicSimulator", () => {
   const message = (extra: Record<string, unknown> = {}) => ({ model: "claude-sonnet", max_tokens: 1000, messages: [{ role: "user", content: "x".repeat(400) }], ...extra });
 
+  test("limits per model class: a family's versions share them, another family has its own (red-team, 2026-11-27: one set was shared by every model)", () => {
+    const anthropic = new AnthropicSimulator({ limits: { rpm: 1, inputTpm: 100_000, outputTpm: 100_000 }, outputTokens: () => 5 });
+    const ask = (model: string) => anthropic.messages(0, message({ model })).status;
+    expect(ask("claude-sonnet-4-5")).toBe(200);
+    expect(ask("claude-sonnet-4-6")).toBe(429); // Sonnet 4.x is one budget
+    expect(ask("claude-haiku-4-5")).toBe(200);
+    expect(ask("claude-opus-4-1")).toBe(200);
+    const own = new AnthropicSimulator({ limits: { rpm: 1, inputTpm: 100_000, outputTpm: 100_000 }, modelClass: (m) => m });
+    expect([own.messages(0, message({ model: "a" })).status, own.messages(0, message({ model: "b" })).status]).toEqual([200, 200]);
+  });
+
   test("three buckets with anthropic-ratelimit-* headers; resets are RFC 3339 times when the bucket is full again", () => {
     const anthropic = new AnthropicSimulator({ outputTokens: () => 50 });
     const reply = anthropic.messages(0, message());

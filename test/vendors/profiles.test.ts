@@ -176,7 +176,24 @@ describe("anthropic()", () => {
       model: "claude-sonnet-4-5", max_tokens: 1024, system: "Be brief.", messages: [{ role: "user", content: "Hello, Claude" }],
     });
     expect(await profile.cost(request)).toEqual({ requests: 1, input: 7, output: 1024 });
-    expect(profile.key(request)).toBe("claude-sonnet-4-5");
+    expect(profile.key(request)).toBe("claude-sonnet-4"); // its class: Anthropic pools Sonnet 4.x
+  });
+
+  test("keys by model class: a family's versions share one budget, as Anthropic pools them; modelClass overrides (red-team, 2026-11-27)", async () => {
+    const { anthropicModelClass } = await import("../../src/vendors.ts");
+    expect(["claude-sonnet-4-5-20250929", "claude-sonnet-4-6", "claude-sonnet-4-0", "claude-opus-4-1-20250805", "claude-haiku-4-5", "claude-3-5-sonnet-20241022"]
+      .map(anthropicModelClass)).toEqual(["claude-sonnet-4", "claude-sonnet-4", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4", "claude-3-5-sonnet-20241022"]);
+    const keyOf = async (profile: VendorProfile, model: string) => {
+      const request = post("https://api.anthropic.com/v1/messages", { model, max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
+      await profile.cost(request);
+      return profile.key(request);
+    };
+    const pooled = anthropic({ rpm: 50, inputTpm: 30_000, outputTpm: 8_000 });
+    expect(await keyOf(pooled, "claude-sonnet-4-5")).toBe(await keyOf(pooled, "claude-sonnet-4-6"));
+    expect(await keyOf(pooled, "claude-sonnet-4-5")).not.toBe(await keyOf(pooled, "claude-opus-4-1"));
+    const own = anthropic({ rpm: 50, inputTpm: 30_000, outputTpm: 8_000, modelClass: (model) => model });
+    expect(await keyOf(own, "claude-sonnet-4-5")).not.toBe(await keyOf(own, "claude-sonnet-4-6"));
+    expect(() => anthropic({ rpm: 1, inputTpm: 1, outputTpm: 1, modelClass: "x" as never })).toThrow(new TypeError('`modelClass` must be a function, got "x"'));
   });
 
   test("settles input (cache writes included) and output from usage, JSON or streamed", async () => {
