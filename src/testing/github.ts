@@ -4,7 +4,8 @@
  * best-practices-for-using-the-rest-api.md; summarised in /work/shared/notes/vendors.md §2):
  *
  * - **Primary**: a quota per resource — `core` 5,000/h (a user token), `graphql` 5,000 points/h,
- *   `search` 30/min (authenticated; docs.github.com/rest/search/search#rate-limit). Unauthenticated
+ *   `search` 30/min (authenticated; docs.github.com/rest/search/search#rate-limit), `code_search`
+ *   (`/search/code`) 10/min. Unauthenticated
  *   core is 60/h, `GITHUB_TOKEN` 1,000/h per repository: set `resources`.
  *   Here a resource's window opens at its first request and lasts its interval. Every answer
  *   carries `x-ratelimit-{limit,remaining,used,reset,resource}`, reset in UTC epoch seconds.
@@ -15,7 +16,8 @@
  *   content-generating — GitHub also counts GraphQL mutations and web actions, which this model
  *   does not see). Answered **403** (or 429, `secondaryStatus`) with a
  *   message containing "secondary rate limit" and a `retry-after` in seconds: the exact wait for the
- *   per-minute and per-hour limits, 60 for concurrency (the docs' "wait at least one minute").
+ *   per-minute and per-hour limits, 60 for concurrency (the docs' "wait at least one minute") —
+ *   or none (`secondaryRetryAfter: false`: the client must wait at least a minute on its own).
  *   Not modelled: 900 points/min per endpoint, 90 s of CPU per minute, ≥ 1 s between mutations
  *   (`secondaryLimit` refuses requests by any rule of yours instead).
  * - Refused requests count against nothing.
@@ -36,7 +38,7 @@ import { DEFAULT_EPOCH_MS, httpDate, json } from "./vendor-format.ts";
  * GitHubSimulator.resourceOf("/search/issues"); // "search"
  * ```
  */
-export type GitHubResource = "core" | "search" | "graphql";
+export type GitHubResource = "core" | "search" | "code_search" | "graphql";
 
 /**
  * A resource's primary quota: `limit` per `interval` ms.
@@ -62,12 +64,14 @@ export interface GitHubQuota {
  * ```
  */
 export interface GitHubSimulatorOptions {
-  /** Primary quotas. @default { core: 5000/h, search: 30/min, graphql: 5000/h } */
+  /** Primary quotas. @default { core: 5000/h, search: 30/min, code_search: 10/min, graphql: 5000/h } */
   resources?: Partial<Record<GitHubResource, GitHubQuota>>;
   /** Status of an exhausted primary quota (GitHub sends 403 or 429). @default 403 */
   primaryStatus?: 403 | 429;
   /** Status of a secondary limit. @default 403 */
   secondaryStatus?: 403 | 429;
+  /** Whether a secondary refusal carries `retry-after` (GitHub's may not: then wait at least a minute). @default true */
+  secondaryRetryAfter?: boolean;
   /** Concurrent requests allowed. @default 100 */
   maxConcurrent?: number;
   /** Content-generating requests per minute, and per hour. @default { perMinute: 80, perHour: 500 } */
@@ -119,6 +123,7 @@ export class GitHubSimulator implements SimulatedServer {
   readonly #windows = new Map<GitHubResource, Window>();
   readonly #primaryStatus: number;
   readonly #secondaryStatus: number;
+  readonly #secondaryRetryAfter: boolean;
   readonly #maxConcurrent: number;
   readonly #perMinute: SlidingLogServer;
   readonly #perHour: SlidingLogServer;
@@ -130,7 +135,7 @@ export class GitHubSimulator implements SimulatedServer {
   /** Checks the options; a `RangeError`/`TypeError` names a bad one. */
   constructor(options: GitHubSimulatorOptions = {}) {
     const o = optionsObject("options", options);
-    onlyKnown("GitHubSimulator", o, keysOf<GitHubSimulatorOptions>()("resources", "primaryStatus", "secondaryStatus", "maxConcurrent", "contentCreation", "graphqlCost", "respond", "secondaryLimit", "epochMs"));
+    onlyKnown("GitHubSimulator", o, keysOf<GitHubSimulatorOptions>()("resources", "primaryStatus", "secondaryStatus", "secondaryRetryAfter", "maxConcurrent", "contentCreation", "graphqlCost", "respond", "secondaryLimit", "epochMs"));
     const r = optionsObject("resources", o.resources);
     const quota = (name: GitHubResource, fallback: GitHubQuota): GitHubQuota => {
       const q = r[name] ?? fallback;
@@ -139,10 +144,15 @@ export class GitHubSimulator implements SimulatedServer {
     this.#quotas = {
       core: quota("core", { limit: 5000, interval: HOUR }),
       search: quota("search", { limit: 30, interval: 60_000 }),
+      code_search: quota("code_search", { limit: 10, interval: 60_000 }),
       graphql: quota("graphql", { limit: 5000, interval: HOUR }),
     };
     this.#primaryStatus = status("primaryStatus", o.primaryStatus ?? 403);
     this.#secondaryStatus = status("secondaryStatus", o.secondaryStatus ?? 403);
+    if (o.secondaryRetryAfter !== undefined && typeof o.secondaryRetryAfter !== "boolean") {
+      throw new TypeError(`\`secondaryRetryAfter\` must be a boolean, got ${describeValue(o.secondaryRetryAfter)}`);
+    }
+    this.#secondaryRetryAfter = o.secondaryRetryAfter ?? true;
     this.#maxConcurrent = positiveInteger("maxConcurrent", o.maxConcurrent ?? 100);
     const cc = optionsObject("contentCreation", o.contentCreation);
     this.#perMinute = new SlidingLogServer({ limit: positiveInteger("contentCreation.perMinute", cc.perMinute ?? 80), interval: 60_000, headers: [] });
@@ -159,6 +169,7 @@ export class GitHubSimulator implements SimulatedServer {
   /** The resource a request counts against. */
   static resourceOf(path: string): GitHubResource {
     if (path === "/graphql" || path.endsWith("/graphql")) return "graphql";
+    if (path.startsWith("/search/code")) return "code_search";
     if (path.startsWith("/search/")) return "search";
     return "core";
   }
@@ -195,7 +206,7 @@ export class GitHubSimulator implements SimulatedServer {
     const secondary = (retryAfterMs: number) => json(this.#secondaryStatus, {
       message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
       documentation_url: `${DOCS}#about-secondary-rate-limits`,
-    }, { ...headers(), "retry-after": String(ceilSeconds(retryAfterMs)) });
+    }, this.#secondaryRetryAfter ? { ...headers(), "retry-after": String(ceilSeconds(retryAfterMs)) } : headers());
 
     if ((r.inFlight ?? 1) > this.#maxConcurrent) return secondary(60_000);
     const forced = this.#secondaryLimit?.({ method: r.method.toUpperCase(), path: r.path, resource, now });

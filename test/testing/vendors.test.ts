@@ -201,6 +201,19 @@ describe("AnthropicSimulator", () => {
 });
 
 describe("GitHubSimulator", () => {
+  test("code search is a resource of its own, 10 a minute; a secondary refusal can come without retry-after (red-team, 2026-11-27)", () => {
+    const github = new GitHubSimulator();
+    const codes = Array.from({ length: 11 }, () => github.request(0, { method: "GET", path: "/search/code" }));
+    expect(codes.map((r) => r.status)).toEqual([...Array(10).fill(200), 403]);
+    expect(codes[0]!.headers["x-ratelimit-resource"]).toBe("code_search");
+    expect(github.request(0, { method: "GET", path: "/search/issues" }).headers).toMatchObject({ "x-ratelimit-resource": "search", "x-ratelimit-remaining": "29" });
+    const quiet = new GitHubSimulator({ secondaryRetryAfter: false, secondaryLimit: () => 5000 });
+    const refused = quiet.request(0, { method: "POST", path: "/repos/o/r/issues" });
+    expect(refused.status).toBe(403);
+    expect(refused.headers["retry-after"]).toBeUndefined();
+    expect(() => new GitHubSimulator({ secondaryRetryAfter: "no" as never })).toThrow(TypeError);
+  });
+
   test("primary quota per resource with x-ratelimit-{limit,remaining,used,reset,resource}; exhausted is 403 (or 429)", () => {
     const github = new GitHubSimulator({ resources: { core: { limit: 2, interval: 3_600_000 } } });
     const first = github.request(10_000, { method: "GET", path: "/repos/o/r" });
