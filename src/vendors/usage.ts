@@ -38,12 +38,17 @@ function count(value: Json | undefined, key: string): number | undefined {
   return typeof n === "number" && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
 
+/** The Responses API's last stream events, each carrying the response with its `usage`. */
+const FINAL_RESPONSE_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
 /**
  * Reads OpenAI `usage` from a response's JSON: chat and legacy completions
  * (`prompt_tokens`, `completion_tokens`, `total_tokens`, `prompt_tokens_details.cached_tokens`),
  * embeddings (`prompt_tokens`, `total_tokens`), the Responses API (`input_tokens`, `output_tokens`,
  * `input_tokens_details.cached_tokens`), a streamed chat chunk carrying usage (the last one, with
- * `stream_options: { include_usage: true }`), and a streamed `response.completed` event.
+ * `stream_options: { include_usage: true }`), and a streamed `response.completed` event (or
+ * `response.incomplete` / `response.failed`: a stream cut by `max_output_tokens` or an error still
+ * reports what it used).
  *
  * @returns the usage, or `undefined` when the JSON has none (`usage: null` in streamed chunks).
  * @example
@@ -54,7 +59,9 @@ function count(value: Json | undefined, key: string): number | undefined {
  */
 export function readOpenAIUsage(json: unknown): Usage | undefined {
   const event = json as Json | null;
-  const usage = event?.type === "response.completed" ? objectAt(objectAt(json, "response"), "usage") : objectAt(json, "usage");
+  const usage = typeof event?.type === "string" && FINAL_RESPONSE_EVENTS.has(event.type)
+    ? objectAt(objectAt(json, "response"), "usage")
+    : objectAt(json, "usage");
   const inputTokens = count(usage, "prompt_tokens") ?? count(usage, "input_tokens");
   if (inputTokens === undefined) return undefined;
   const outputTokens = count(usage, "completion_tokens") ?? count(usage, "output_tokens") ?? 0;
