@@ -22,7 +22,9 @@ export class SeededRandom {
 
   /**
    * A generator whose sequence is fixed by `seed`.
-   * @param seed any safe integer; different seeds give unrelated sequences.
+   * @param seed any safe integer, taken as its low 32 bits (so 2³² + 1 repeats seed 1, and −1 is
+   *   2³² − 1): the 2³² seeds from 0 give distinct sequences, though seeds close to each other, or s
+   *   and −s, can start with close first draws — draw a few numbers before relying on them being unrelated.
    */
   constructor(seed = 1) {
     if (!Number.isSafeInteger(seed)) throw new RangeError(`\`seed\` must be a safe integer, got ${describeValue(seed)}`);
