@@ -39,11 +39,11 @@ export const ENTRIES: readonly EntryPoint[] = [
   // are the size measured on 2026-11-23 plus about 3 % (1 % here), so growth is caught.
   { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 33.4 * 1024 },
   // ManualClock alone is under 1 KiB (tree-shaken); with every simulated server and vendor simulator, 8.5 KiB.
-  { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 9.8 * 1024 },
+  { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 10.4 * 1024 },
   // msw handlers for the simulated servers: msw's `http` is passed in (nothing imported from msw, an optional
   // peer). With the simulated fetch and the three vendor simulators it reaches: 7.8 KiB (2026-11-23); a user
   // of it imports most of that from `./testing` anyway.
-  { subpath: "./testing/msw", source: "src/testing-msw.ts", runtime: "web", peers: ["msw"], sizeBudget: 8.6 * 1024 },
+  { subpath: "./testing/msw", source: "src/testing-msw.ts", runtime: "web", peers: ["msw"], sizeBudget: 9.2 * 1024 },
   // With what it imports (the header parsers, the gate, the limiters, KeyedLimiter, adaptive rates): 22.9 KiB
   // (2026-11-23); a user of it imports most of that from the main entry anyway, for the limiter. 25.6 KiB
   // on 2026-11-27 after the red-team fixes (adaptive options, the slot idle timer from the headers).
