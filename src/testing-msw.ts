@@ -119,7 +119,13 @@ export function simulatedHandler<H>(http: MswHttp<H>, origin: string, options: S
   }
   const base = originOf(origin);
   const fetch = createSimulatedFetch(options);
-  const handler = http.all(`${base}/*`, ({ request }) => fetch(request));
+  // A request its caller aborted rejects in the simulated fetch; msw would log that as a failing
+  // handler, though the caller already has its AbortError: answer a network error instead.
+  const handler = http.all(`${base}/*`, ({ request }) =>
+    fetch(request).catch((error: unknown) => {
+      if (request.signal.aborted) return Response.error();
+      throw error;
+    }));
   return { handler, fetch };
 }
 

@@ -33,6 +33,27 @@ describe("simulatedHandler()", () => {
     expect(responses[0]!.headers.get("ratelimit-policy")).toBe('"default";q=5;w=1');
   });
 
+  test("a request its caller aborts mid-latency: the caller gets its AbortError and msw logs nothing (red-team, 2026-11-27: msw printed an unhandled handler exception)", async () => {
+    const clock = new ManualClock();
+    const { handler } = simulatedHandler(http, "https://api.example.com", { server: serveModel(new FixedWindowServer({ limit: 5 })), clock, latency: 100 });
+    msw.use(handler);
+    const logged: unknown[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void logged.push(args);
+    try {
+      const controller = new AbortController();
+      const call = fetch("https://api.example.com/x", { signal: controller.signal }).then(() => "answered", (e: Error) => e.name);
+      await clock.advance(10);
+      controller.abort();
+      expect(await call).toBe("AbortError");
+      await clock.runAll();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(logged).toEqual([]);
+    } finally {
+      console.error = original;
+    }
+  });
+
   test("answers only its origin; checks http and origin, naming them (and never quoting a URL that may hold credentials)", async () => {
     const clock = new ManualClock();
     const server = serveModel(new FixedWindowServer({ limit: 5, interval: 1000 }));
