@@ -174,6 +174,10 @@ export function createSimulatedFetch(options: SimulatedFetchOptions): SimulatedF
       signal.throwIfAborted();
       const wait = (reply.delayMs ?? 0) + latency;
       if (wait > 0) await sleep(wait, signal);
+      if (!(reply.status >= 200 && reply.status <= 599)) {
+        // fetch never resolves with an informational (1xx) answer, and a Response cannot hold one.
+        throw new RangeError(`a simulated server must answer a final status (200–599), got ${describeValue(reply.status)}`);
+      }
       const nullBody = NULL_BODY.has(reply.status) || request.method === "HEAD";
       const response = asFetched(new Response(nullBody ? null : reply.body ?? "", {
         status: reply.status,
@@ -188,6 +192,8 @@ export function createSimulatedFetch(options: SimulatedFetchOptions): SimulatedF
   };
 
   const simulated = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    // As fetch: a Request whose body was read cannot be sent (new Request() below checks it too).
+    if (input instanceof Request && input.bodyUsed) throw new TypeError("Request body is already used");
     const request = input instanceof Request && init === undefined ? input : new Request(input, init);
     request.signal.throwIfAborted();
     // Both draws happen at the call, in call order, so the sequence never depends on timing.

@@ -80,6 +80,16 @@ describe("createSimulatedFetch", () => {
     expect(refused.headers.get("retry-after")).not.toBeNull();
   });
 
+  test("like fetch, refuses a Request whose body was read; a server answering 1xx gets a clear error (red-team, 2026-11-27)", async () => {
+    const clock = new ManualClock();
+    const fetch = createSimulatedFetch({ server: serveModel(new SlidingLogServer({ limit: 10 })), clock });
+    const used = new Request(URL_A, { method: "POST", body: "x" });
+    await used.text();
+    await expect(fetch(used)).rejects.toThrow(new TypeError("Request body is already used"));
+    const informational = createSimulatedFetch({ server: { handle: () => ({ status: 103 }) }, clock });
+    await expect(clock.runUntil(informational(URL_A))).rejects.toThrow("a simulated server must answer a final status (200–599), got 103");
+  });
+
   test("validates its options", () => {
     const clock = new ManualClock();
     const server = serveModel(new TokenBucketServer({ limit: 5 }));

@@ -205,12 +205,12 @@ describe("GitHubSimulator", () => {
     const github = new GitHubSimulator();
     const codes = Array.from({ length: 11 }, () => github.request(0, { method: "GET", path: "/search/code" }));
     expect(codes.map((r) => r.status)).toEqual([...Array(10).fill(200), 403]);
-    expect(codes[0]!.headers["x-ratelimit-resource"]).toBe("code_search");
+    expect(codes[0]!.headers!["x-ratelimit-resource"]).toBe("code_search");
     expect(github.request(0, { method: "GET", path: "/search/issues" }).headers).toMatchObject({ "x-ratelimit-resource": "search", "x-ratelimit-remaining": "29" });
     const quiet = new GitHubSimulator({ secondaryRetryAfter: false, secondaryLimit: () => 5000 });
     const refused = quiet.request(0, { method: "POST", path: "/repos/o/r/issues" });
     expect(refused.status).toBe(403);
-    expect(refused.headers["retry-after"]).toBeUndefined();
+    expect(refused.headers!["retry-after"]).toBeUndefined();
     expect(() => new GitHubSimulator({ secondaryRetryAfter: "no" as never })).toThrow(TypeError);
   });
 
