@@ -60,7 +60,11 @@ export interface Decision {
   readonly status: number;
   /** How long the server holds an allowed request before serving it (nginx `limit_req` without `nodelay`), ms. */
   readonly delayMs: number;
-  /** On a refusal: the exact ms until the same request would be allowed (`Infinity`: never, it is too large). */
+  /**
+   * On a refusal: the exact ms until the same request would be allowed under the limit in force now
+   * (`Infinity`: never, it is too large for it). A scheduled change (`changes`) that falls inside the
+   * wait is not foreseen: after a step down the wait can be longer, after a step up shorter (red-team).
+   */
   readonly retryAfterMs: number | undefined;
   /** The quota's size in cost units. */
   readonly limit: number;
