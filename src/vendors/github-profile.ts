@@ -87,6 +87,11 @@ const DEFAULT_MAX_RETRY_AFTER = 5 * MINUTE;
 const MIN_WRITES_TO_LEARN = 10;
 /** The most request paths remembered as belonging to a resource the profile does not budget. */
 const MAX_ROUTES = 1024;
+/**
+ * The most resources without a quota of their own the profile keeps a budget for (GitHub has about a
+ * dozen): the names come from the server's `x-ratelimit-resource`, so they are bounded here.
+ */
+const MAX_OTHER_RESOURCES = 64;
 
 /**
  * The resource a request counts against, from its path (GitHub's `x-ratelimit-resource` names).
@@ -177,10 +182,11 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   // its refusal must not pause `core`. Its requests are known by path only once GitHub named the
   // resource in an answer (`routes`); until then they queue with `core`.
   const others = new Map<string, SmoothLimiter>();
-  const budgetOf = (resource: string): GatedLimiter => {
-    if (resource in primary) return primary[resource as GitHubProfileResource];
+  const budgetOf = (resource: string): GatedLimiter | undefined => {
+    if (Object.hasOwn(primary, resource)) return primary[resource as GitHubProfileResource];
     let budget = others.get(resource);
     if (budget === undefined) {
+      if (others.size >= MAX_OTHER_RESOURCES) return undefined; // past the bound: nothing to pause, core included
       budget = new SmoothLimiter({ limit: 1_000_000, interval: 1000, burst: 1_000_000, ...at });
       others.set(resource, budget);
     }
@@ -188,7 +194,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   };
   const routes = new Map<string, string>();
   const learnRoute = (request: Request, resource: string | undefined): void => {
-    if (resource === undefined || resource in primary) return;
+    if (resource === undefined || Object.hasOwn(primary, resource) || budgetOf(resource) === undefined) return;
     const path = new URL(request.url).pathname;
     if (routes.get(path) === resource || githubResource(path) === "graphql") return;
     routes.delete(path);
@@ -198,7 +204,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   const limiter = new KeyedLimiter<string>({
     create: (key) => {
       const [resource, write] = key.split(":");
-      const requests = budgetOf(resource!);
+      const requests = budgetOf(resource!) ?? primary.core;
       return write === undefined && resource !== "graphql"
         ? combine({ requests, concurrent })
         : combine({ requests, concurrent, writesPerMinute, writesPerHour });
@@ -274,7 +280,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     const requests = signal.budgets.requests;
     const name = nameOf(signal, resource);
     if (requests?.remaining === 0 && requests.resetMs !== undefined && (!signal.quotaSignal || signal.secondary !== true)) {
-      budgetOf(name).pause(requests.resetMs + GITHUB_LIMITS.primaryResetMarginMs);
+      budgetOf(name)?.pause(requests.resetMs + GITHUB_LIMITS.primaryResetMarginMs);
     }
     if (signal.quotaSignal && signal.secondary === true) {
       const now = time.now();
@@ -285,7 +291,7 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
       episode.lastWait = wait;
       for (const budget of [...Object.values(primary), ...others.values()]) budget.pause(wait);
     } else if (signal.quotaSignal && requests?.resetMs === undefined) {
-      budgetOf(name).pause(waitOf(signal)!);
+      budgetOf(name)?.pause(waitOf(signal)!);
     }
   };
 

@@ -172,6 +172,24 @@ describe("github(): a resource the profile has no quota for (red-team: a refusal
     expect((await again).at).toBe(3_601_000);
   });
 
+  test("resource names from the server are data: 'constructor', '__proto__' and 100 made-up names pause nothing else and break nothing", async () => {
+    const clock = new ManualClock();
+    const wall = () => EPOCH + clock.now();
+    let n = 0;
+    const names = ["constructor", "__proto__", "toString", ...Array.from({ length: 100 }, (_, i) => `made_up_${i}`)];
+    const fetch = async (input: string | URL | Request) => {
+      const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
+      if (path.startsWith("/weird/")) {
+        return new Response("{}", { status: 403, headers: { date: new Date(wall()).toUTCString(), "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(Math.floor(wall() / 1000) + 3600), "x-ratelimit-resource": names[n++ % names.length]! } });
+      }
+      return new Response("{}", { status: 200, headers: { "x-ratelimit-remaining": "4000", "x-ratelimit-resource": "core" } });
+    };
+    const gh = createThrottledFetch({ ...github({ clock, wallClock: wall }), fetch });
+    for (let i = 0; i < names.length; i++) expect((await clock.runUntil(gh(`${api}/weird/${i}`))).status).toBe(403);
+    const core = await clock.runUntil(gh(`${api}/repos/o/r`));
+    expect([core.status, clock.now()]).toEqual([200, 0]);
+  });
+
   test("a short reset: the refused call waits for it alone, retried once; core is not paused for it", async () => {
     const { clock, seen, at } = uploads(30, (n) => n === 0);
     const first = at("/repos/o/r/code-scanning/sarifs", upload);
