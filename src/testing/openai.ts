@@ -141,7 +141,7 @@ export class OpenAISimulator implements SimulatedServer {
   #bucketsOf(model: string): ModelBuckets {
     let b = this.#buckets.get(model);
     if (b === undefined) {
-      const limits = this.#models[model] ?? this.#default;
+      const limits = Object.hasOwn(this.#models, model) ? this.#models[model]! : this.#default;
       b = {
         limits,
         requests: new TokenBucketServer({ limit: limits.rpm, interval: 60_000, headers: [] }),

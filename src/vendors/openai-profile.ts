@@ -111,7 +111,7 @@ export function openai(options: OpenAIProfileOptions): VendorProfile {
     ...(o.defaultMaxOutputTokens === undefined ? {} : { defaultMaxOutputTokens: o.defaultMaxOutputTokens }),
   };
   estimateOpenAIRequest("{}", estimate); // checks the estimator's options now, not at the first call
-  const budgets = new ModelBudgets((model) => models[model] ?? fallback, o.clock, o.maxConcurrent === undefined ? undefined : positiveInteger("maxConcurrent", o.maxConcurrent));
+  const budgets = new ModelBudgets((model) => (Object.hasOwn(models, model) ? models[model]! : fallback), o.clock, o.maxConcurrent === undefined ? undefined : positiveInteger("maxConcurrent", o.maxConcurrent));
   const modelOf = new ModelOfRequest();
 
   const cost = async (request: Request): Promise<Cost> => {

@@ -5,6 +5,7 @@
  * in profiles-fetch.test.ts.
  */
 import { describe, expect, test } from "vitest";
+import { createThrottledFetch } from "../../src/index.ts";
 import { ManualClock } from "../../src/clock.ts";
 import type { ResponseEvent, RetryContext } from "../../src/http/options.ts";
 import type { KeyedLimiter } from "../../src/limiters/keyed.ts";
@@ -75,6 +76,16 @@ describe("openai()", () => {
     expect(fits).toMatchObject({ tokens: 30_000 }); // was 36,000+: a RangeError before anything was sent
     const tooLarge = await profile.cost(post("https://api.openai.com/v1/chat/completions", chat({ max_tokens: 31_000 })));
     expect((tooLarge as Record<string, number>).tokens).toBeGreaterThan(30_000); // the server refuses it too: it fails fast
+  });
+
+  test("a model named like an Object.prototype member ('constructor', 'toString', '__proto__') gets the default budgets, here and in the simulator (found 2026-11-27: a TypeError)", async () => {
+    const { createSimulatedFetch } = await import("../../src/testing.ts");
+    const clock = new ManualClock();
+    const api = createThrottledFetch({ ...openai({ rpm: 10, tpm: 10_000, clock }), fetch: createSimulatedFetch({ server: new OpenAISimulator(), clock }) });
+    for (const model of ["constructor", "toString", "__proto__"]) {
+      const response = await clock.runUntil(api("https://api.openai.com/v1/chat/completions", { method: "POST", body: JSON.stringify(chat({ model })) }));
+      expect(response.status).toBe(200);
+    }
   });
 
   test("maxConcurrent adds a slot to each model's budgets", async () => {
