@@ -99,7 +99,7 @@ test("githubHandler: a secondary limit answers 403 'secondary rate limit' with r
   const clock = new ManualClock();
   const github = githubHandler(http, { clock, simulator: { secondaryLimit: ({ resource }) => (resource === "search" ? 30_000 : undefined) } });
   server.use(github.handler);
-  const r = await fetch("https://api.github.com/search/code?q=x");
+  const r = await fetch("https://api.github.com/search/issues?q=x");
   expect(r.status).toBe(403);
   expect(r.headers.get("retry-after")).toBe("30");
   expect(r.headers.get("x-ratelimit-resource")).toBe("search");
