@@ -28,7 +28,7 @@ import { READS_SIGNAL_LIKE } from "./signals.ts";
 import type { LimiterEvents } from "./events.ts";
 import { LIMITER_DEFAULTS } from "./defaults.ts";
 import type { AcquireOptions, BaseLimiterOptions, Limiter, ScheduleOptions } from "./limiter-types.ts";
-import { eventsOf, grantedAtOnce, type LimiterStats, notePause, refused, snapshot } from "./stats.ts";
+import { eventsOf, grantedAtOnce, type LimiterStats, notePause, pauseEnd, refused, snapshot } from "./stats.ts";
 
 export type { AcquireOptions, BaseLimiterOptions, Limiter, ScheduleOptions };
 
@@ -233,11 +233,12 @@ export abstract class GatedLimiter implements Limiter {
     }
     if (ms === 0) return;
     const policies = this[INTERNALS].policies;
-    const until = this.#root().pause(policies, ms);
+    notePause(policies, this.#root().pause(policies, ms));
     // --- stats and events ---
-    notePause(policies, until);
     const events = this.#queue.events;
     if (events !== null && events.listens("pause")) {
+      // `until` is when the pause in force ends: a shorter pause does not shorten a longer one.
+      const until = pauseEnd(policies);
       events.emit("pause", reason === undefined ? { ms, until } : { ms, until, reason });
     }
   }

@@ -70,6 +70,21 @@ export function notePause(policies: readonly Policy[], until: number): void {
 }
 
 /**
+ * When the pause in force on `policies` ends (`-Infinity`: none was ever recorded): a shorter pause
+ * never shortens a longer one, so this is what a `pause` event reports as its `until`.
+ *
+ * @example
+ * ```ts
+ * pauseEnd(queue.policies); // 5000 after pause(5000) then pause(1000) at 0
+ * ```
+ */
+export function pauseEnd(policies: readonly Policy[]): number {
+  let until = -Infinity;
+  for (const policy of policies) until = Math.max(until, pauses.get(policy) ?? -Infinity);
+  return until;
+}
+
+/**
  * The snapshot of `queue`'s counters at gate time `now`.
  *
  * @example
@@ -78,8 +93,7 @@ export function notePause(policies: readonly Policy[], until: number): void {
  * ```
  */
 export function snapshot(queue: WaitQueue, now: number): LimiterStats {
-  let until = -Infinity;
-  for (const policy of queue.policies) until = Math.max(until, pauses.get(policy) ?? -Infinity);
+  const until = pauseEnd(queue.policies);
   const pausedUntil = until > now ? until : undefined;
   const { size: queued, inFlight, granted, refused, aborted, rateLimit } = queue;
   if (rateLimit === undefined) return { queued, inFlight, granted, refused, aborted, pausedUntil };

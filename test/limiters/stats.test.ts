@@ -207,6 +207,11 @@ describe("inFlight, pausedUntil, rate", () => {
     expect(pauses).toEqual([{ ms: 500, until: 550, reason: "429" }]);
     expect(member.stats().pausedUntil).toBe(550);
     expect(both.stats().pausedUntil).toBe(550);
+    // A shorter pause inside a longer one: its event says when the pause in force ends (red-team,
+    // 2026-11-27: it said 100 while the limiter stayed paused until 550).
+    member.pause(50, "short");
+    expect(pauses.at(-1)).toEqual({ ms: 50, until: 550, reason: "short" });
+    expect(member.stats().pausedUntil).toBe(550);
     await clock.advance(500);
     expect(member.stats().pausedUntil).toBeUndefined();
     expect(() => member.pause(1, 5 as never)).toThrow("`reason` must be a string, got 5");
