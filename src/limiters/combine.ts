@@ -56,8 +56,13 @@ function checkMembers(limiters: readonly unknown[] | NamedLimiters): [GatedLimit
   const members = list.map((limiter, i) => {
     if (!(limiter instanceof GatedLimiter)) {
       const at = names === null ? `[${i}]` : `.${names[i]}`;
+      // A limiter of another copy of sluice (one loaded by `import`, one by `require`, or two
+      // versions) has every method but is not an instance of this copy's class: say so.
+      const foreign = typeof (limiter as { reserve?: unknown } | null)?.reserve === "function" &&
+        typeof (limiter as { tryAcquire?: unknown }).tryAcquire === "function";
       throw new TypeError(
-        `\`limiters${at}\` must be a sluice limiter (SmoothLimiter, WindowLimiter, …), got ${describeValue(limiter)}`,
+        `\`limiters${at}\` must be a sluice limiter (SmoothLimiter, WindowLimiter, …), got ${describeValue(limiter)}` +
+          (foreign ? " from another copy of sluice (ESM and CommonJS, or two versions): create every limiter through one module system" : ""),
       );
     }
     return limiter;

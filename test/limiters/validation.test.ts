@@ -137,6 +137,8 @@ describe("KeyedLimiter and combine validate theirs", () => {
     ["create returns an object", () => new KeyedLimiter({ create: () => ({ a: 1 }) as never }).get("x"), TypeError, "`create` must return a Limiter, got an object {a}"],
     ["combine()", () => combine(), RangeError, "`limiters` must list at least one limiter, got an array []"],
     ["combine(a plain object)", () => combine({ acquire() {} } as never), TypeError, "`limiters[0]` must be a sluice limiter (SmoothLimiter, WindowLimiter, …), got an object {acquire}"],
+    ["combine(a limiter of another copy of sluice)", () => combine(new (class WindowLimiter { acquire() {} reserve() {} tryAcquire() {} })() as never), TypeError,
+      "`limiters[0]` must be a sluice limiter (SmoothLimiter, WindowLimiter, …), got a WindowLimiter from another copy of sluice (ESM and CommonJS, or two versions): create every limiter through one module system"],
   ]);
 });
 
