@@ -81,11 +81,20 @@ export class ConcurrencyPolicy implements Policy {
     return this.#inFlight === 0 && this.#pausedUntil <= now;
   }
 
-  /** For a prediction, work in flight is assumed to end now (the earliest it could): a lower bound. */
-  clone(_now: number): ConcurrencyPolicy {
+  /**
+   * A copy for a prediction, which must be a lower bound for the request predicted. When it asks
+   * this slot (`asked`), work in flight and the work of the grants simulated before it are assumed
+   * to end at once (the earliest they could). When it does not (it asks another member of the
+   * domain), the slots stay as occupied as they are: the callers queued for them may never get one
+   * before it, and freeing them would let those callers take the other members' capacity ahead of
+   * it in the simulation (red-team: a caller of the rate member alone, predicted 400 ms, was
+   * granted at 100).
+   */
+  clone(_now: number, asked = true): ConcurrencyPolicy {
     const copy = new ConcurrencyPolicy(this.maxPermits);
     copy.#pausedUntil = this.#pausedUntil;
-    copy.#predicting = true;
+    if (asked) copy.#predicting = true;
+    else copy.#inFlight = this.#inFlight;
     return copy;
   }
 }

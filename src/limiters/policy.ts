@@ -64,8 +64,13 @@ export interface Policy {
   pause(until: number): void;
   /** True when a fresh policy created at `now` would grant nothing this one would not: safe to forget. */
   isAtRest(now: number): boolean;
-  /** An independent copy of the state. */
-  clone(now: number): Policy;
+  /**
+   * An independent copy of the state. `asked` (default true): whether the request being predicted
+   * asks this policy — a concurrency slot it does not ask is no reason for it to wait, and a copy
+   * that freed the slot's work at once would let the callers queued for that slot take, ahead of
+   * it, capacity they may never reach in time (see `ConcurrencyPolicy.clone`).
+   */
+  clone(now: number, asked?: boolean): Policy;
   /** @internal scratch mark used by the gate's scan: the scan epoch in which a waiter holds this policy. */
   heldEpoch: number;
 }

@@ -225,9 +225,10 @@ export function simulate(
 ): number {
   const policies = queue.policies;
   const copies = new Map<Policy, Policy>();
+  // Whether the request predicted asks the policy copied (see `Policy.clone`).
   const copy = (p: Policy): Policy => {
     let c = copies.get(p);
-    if (c === undefined) copies.set(p, (c = p.clone(now)));
+    if (c === undefined) copies.set(p, (c = p.clone(now, policies.includes(p))));
     return c;
   };
   const queues: Array<ProbeQueue | LevelledProbe> = [];

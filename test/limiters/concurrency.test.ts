@@ -137,6 +137,19 @@ describe("ConcurrencyLimiter", () => {
     }
   });
 
+  test("a caller of the rate member alone is not predicted behind the combination's callers queued for a busy slot (review, 2026-11-27: predicted 400 ms, granted at 100)", async () => {
+    const clock = new ManualClock();
+    const rate = new SmoothLimiter({ limit: 1, interval: 100, clock });
+    const both = combine(rate, new ConcurrencyLimiter({ limit: 1, clock }));
+    const long = both.schedule(() => new Promise<void>((resolve) => clock.setTimeout(resolve, 1000))); // holds the slot 1 s
+    const queued = [1, 2, 3].map(() => both.schedule(() => clock.now())); // wait for the slot
+    const direct = rate.schedule(() => clock.now(), { maxWait: 150 });
+    await clock.runAll();
+    expect(await direct).toBe(100);
+    await long;
+    expect(await Promise.all(queued)).toEqual([1000, 1100, 1200]);
+  });
+
   test("per key through KeyedLimiter: keys run in parallel, each key one at a time; idle keys are evicted", async () => {
     const clock = new ManualClock();
     const keyed = new KeyedLimiter({ create: () => new ConcurrencyLimiter({ limit: 1, clock }), clock, idleTimeout: 10 });
