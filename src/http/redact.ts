@@ -121,28 +121,7 @@ export function secretsOf(url: string, headerValues: Iterable<string> = []): str
     // URL is a secret (the message keeps its own words, e.g. "Failed to parse URL from …").
     if (lastAt > url.search(/[?#]/) && url.search(/[?#]/) !== -1) add(url, 2);
   }
-  for (const raw of headerValues) {
-    const value = String(raw);
-    add(value, 3);
-    // A message may quote a credential without its scheme ("Incorrect API key provided: sk-…"):
-    // each longer word of a value, and a `name=value` pair's value, is a secret on its own.
-    for (const word of value.split(/[\s,;]+/)) {
-      add(word, 8);
-      const eq = word.indexOf("=");
-      if (eq > 0) add(word.slice(eq + 1).replace(/^"|"$/g, ""), 8);
-    }
-    // Basic credentials decoded: "user:password", and the password alone.
-    const basic = /^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(value);
-    if (basic !== null) {
-      try {
-        const pair = atob(basic[1]!);
-        add(pair, 3);
-        add(pair.slice(pair.indexOf(":") + 1), 4);
-      } catch {
-        // Not base64: the word itself is already a secret.
-      }
-    }
-  }
+  for (const value of headerValues) add(String(value), 3);
   // Longest first, so a secret is replaced whole before any part of it.
   return [...found].sort((a, b) => b.length - a.length);
 }
@@ -203,6 +182,38 @@ export function scrubError<T>(error: T, secrets: readonly string[], seen = new S
   return error;
 }
 
+/** Headers whose values carry credentials: their parts are secrets too (see {@link credentialParts}). */
+const CREDENTIAL_HEADER = /^(?:proxy-)?authorization$|^cookie$|key|token|secret|session|signature|password|credential|auth/i;
+
+/**
+ * The parts of a credential header's value a message may quote without the rest ("Incorrect API key
+ * provided: sk-…"): each word of 8 characters or more (a token without its `Bearer`), a
+ * `name=value`'s value (a cookie's), and a `Basic` pair decoded ("user:password", and the password).
+ * Only for credential headers: the words of any header would also hide an error's URL path wherever
+ * a path segment matched one (review, 2026-11-27: `/v1/chat/…` for a header that said "completions").
+ */
+function credentialParts(value: string): string[] {
+  const parts: string[] = [];
+  for (const word of value.split(/[\s,;]+/)) {
+    if (word.length >= 8) parts.push(word);
+    const eq = word.indexOf("=");
+    const part = eq > 0 ? word.slice(eq + 1).replace(/^"|"$/g, "") : "";
+    if (part.length >= 8) parts.push(part);
+  }
+  const basic = /^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(value);
+  if (basic !== null) {
+    try {
+      const pair = atob(basic[1]!);
+      parts.push(pair);
+      const password = pair.slice(pair.indexOf(":") + 1);
+      if (password.length >= 4) parts.push(password);
+    } catch {
+      // Not base64: the word itself is already a secret.
+    }
+  }
+  return parts;
+}
+
 /**
  * Every header value in any form fetch or undici takes — a `Headers`, a record, `[name, value]`
  * pairs, undici's flat `[name, value, …]` array, values as strings, numbers, bytes or arrays — valid
@@ -216,22 +227,30 @@ export function scrubError<T>(error: T, secrets: readonly string[], seen = new S
  */
 export function headerValues(headers: unknown): string[] {
   const values: string[] = [];
-  const push = (value: unknown): void => {
-    if (Array.isArray(value)) for (const v of value) push(v);
-    else if (value instanceof Uint8Array) values.push(new TextDecoder("latin1").decode(value));
-    else if (value !== null && value !== undefined) values.push(String(value));
+  const push = (value: unknown, name: unknown): void => {
+    if (Array.isArray(value)) for (const v of value) push(v, name);
+    else if (value instanceof Uint8Array) add(new TextDecoder("latin1").decode(value), name);
+    else if (value !== null && value !== undefined) add(String(value), name);
+  };
+  const add = (value: string, name: unknown): void => {
+    values.push(value);
+    if (typeof name === "string" && CREDENTIAL_HEADER.test(name)) values.push(...credentialParts(value));
   };
   try {
     if (typeof headers !== "object" || headers === null) return values;
     if (typeof (headers as Headers).forEach === "function" && !Array.isArray(headers)) {
-      (headers as Headers).forEach((value) => values.push(value));
+      (headers as Headers).forEach((value, name) => add(value, name));
     } else if (Symbol.iterator in headers) {
       const entries = [...(headers as Iterable<unknown>)];
       // undici's flat array alternates names and values; fetch's form is a list of pairs.
       const flat = !Array.isArray(entries[0]);
-      entries.forEach((entry, i) => flat ? i % 2 === 1 && push(entry) : push((entry as unknown[]).slice(1)));
+      entries.forEach((entry, i) => {
+        if (flat) {
+          if (i % 2 === 1) push(entry, entries[i - 1] instanceof Uint8Array ? new TextDecoder("latin1").decode(entries[i - 1] as Uint8Array) : entries[i - 1]);
+        } else push((entry as unknown[]).slice(1), (entry as unknown[])[0]);
+      });
     } else {
-      push(Object.values(headers));
+      for (const [name, value] of Object.entries(headers)) push(value, name);
     }
   } catch {
     // A hostile headers object: what was collected is still scrubbed.

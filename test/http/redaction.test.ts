@@ -220,5 +220,13 @@ test("a credential quoted without its scheme, a Basic pair decoded, and a form-e
   const secrets = secretsOf(`${ORIGIN}${PATH}?q=${encodeURIComponent("SECRETQ two")}`);
   expect(scrubText("sent q=SECRETQ+two", secrets)).toBe("sent q=…");
   // Short words of a header value stay readable (the whole value is still a secret).
-  expect(scrubText("scheme Bearer rejected", secretsOf(ORIGIN, ["Bearer sk-live-abc123"]))).toBe("scheme Bearer rejected");
+  const { headerValues } = await import("../../src/http/redact.ts");
+  expect(scrubText("scheme Bearer rejected", secretsOf(ORIGIN, headerValues({ authorization: "Bearer sk-live-abc123" })))).toBe("scheme Bearer rejected");
+  // Only credential headers are split into words: another header's words would hide the URL's path
+  // wherever a segment matched one (review, 2026-11-27: "/v1/chat/…").
+  const plain = secretsOf(`${ORIGIN}/v1/chat/completions`, headerValues({ "x-purpose": "batch completions", authorization: "Bearer sk-live-abc123" }));
+  expect(scrubText("POST https://api.example.com/v1/chat/completions timed out (sk-live-abc123)", plain))
+    .toBe("POST https://api.example.com/v1/chat/completions timed out (…)");
+  expect(headerValues(new Headers({ "x-api-key": "key=\"k-9f8e7d6c5b\", scope=all" }))).toContain("k-9f8e7d6c5b");
+  expect(headerValues(["x-purpose", "batch completions"])).toEqual(["batch completions"]);
 });
