@@ -169,12 +169,16 @@ export class ManualClock implements Clock {
 
   /**
    * Like {@link ManualClock.advance}, to an absolute time (never backwards).
-   * @throws {RangeError} after 100,000 timers fired at one instant: a timer that re-arms itself with
-   *   no delay would never let time move (runtimes wait at least 1 ms; this clock would hang).
+   * @throws {RangeError} after 100,000 timers set during the call fired at the instant they were
+   *   set: a timer that re-arms itself with no delay would never let time move (runtimes wait at
+   *   least 1 ms; this clock would hang). Timers set before the call do not count, however many.
    */
   async advanceTo(time: number): Promise<void> {
     clockTime("time", time);
     await nextMacrotask();
+    // Timers set while this runs and fired at the instant they were set: many of those means a
+    // timer that re-arms itself with no delay (timers set before, however many, do not count).
+    const setBefore = this.#nextId;
     let sameInstant = 0;
     for (;;) {
       const next = this.#timers[0];
@@ -183,8 +187,8 @@ export class ManualClock implements Clock {
       if (next.at > this.#now) {
         this.#now = next.at;
         sameInstant = 0;
-      } else if (++sameInstant > SAME_INSTANT_LIMIT) {
-        throw new RangeError(`more than ${SAME_INSTANT_LIMIT} timers fired at ${this.#now} ms: a timer that re-arms itself with no delay?`);
+      } else if (next.id >= setBefore && ++sameInstant > SAME_INSTANT_LIMIT) {
+        throw new RangeError(`more than ${SAME_INSTANT_LIMIT} timers set and fired at ${this.#now} ms: a timer that re-arms itself with no delay?`);
       }
       next.callback();
       await nextMacrotask();
