@@ -186,7 +186,8 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     if (Object.hasOwn(primary, resource)) return primary[resource as GitHubProfileResource];
     let budget = others.get(resource);
     if (budget === undefined) {
-      if (others.size >= MAX_OTHER_RESOURCES) return undefined; // past the bound: nothing to pause, core included
+      // Past the bound, or a name the key's ":write" suffix would misread: nothing to pause, core included.
+      if (others.size >= MAX_OTHER_RESOURCES || resource.includes(":")) return undefined;
       budget = new SmoothLimiter({ limit: 1_000_000, interval: 1000, burst: 1_000_000, ...at });
       others.set(resource, budget);
     }

@@ -176,7 +176,7 @@ describe("github(): a resource the profile has no quota for (red-team: a refusal
     const clock = new ManualClock();
     const wall = () => EPOCH + clock.now();
     let n = 0;
-    const names = ["constructor", "__proto__", "toString", ...Array.from({ length: 100 }, (_, i) => `made_up_${i}`)];
+    const names = ["constructor", "__proto__", "toString", "core:write", "odd:name", ...Array.from({ length: 100 }, (_, i) => `made_up_${i}`)];
     const fetch = async (input: string | URL | Request) => {
       const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
       if (path.startsWith("/weird/")) {
