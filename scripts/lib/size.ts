@@ -133,7 +133,7 @@ export const CORE_EXPORTS = [
  * (2026-11-23), rejecting misspelt options (with a did-you-mean hint) to 15.0 KiB (2026-11-24: +0.6 KiB,
  * a third of it the hint). The budget is today's size plus about 1.5 %, so growth is caught.
  */
-export const CORE_BUDGET = 15.6 * 1024;
+export const CORE_BUDGET = 15.9 * 1024;
 
 
 /**
@@ -146,6 +146,6 @@ export const CORE_BUDGET = 15.6 * 1024;
  * growth while the goal stays open. `node scripts/size-modules.ts` shows why the goal needs an API
  * decision rather than trimming (README "Size").
  */
-export const FETCH_ONLY_BUDGET = 31.4 * 1024;
+export const FETCH_ONLY_BUDGET = 31.8 * 1024;
 /** The goal for {@link FETCH_ONLY_BUDGET}, printed beside the measurement. */
 export const FETCH_ONLY_GOAL = 10 * 1024;
