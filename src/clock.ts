@@ -169,26 +169,29 @@ export class ManualClock implements Clock {
 
   /**
    * Like {@link ManualClock.advance}, to an absolute time (never backwards).
-   * @throws {RangeError} after 100,000 timers set during the call fired at the instant they were
-   *   set: a timer that re-arms itself with no delay would never let time move (runtimes wait at
-   *   least 1 ms; this clock would hang). Timers set before the call do not count, however many.
+   * @throws {RangeError} after 100,000 timers set during the call fired within 1 µs of each other:
+   *   a timer that re-arms itself with no (or a vanishing) delay would never let time move (runtimes
+   *   wait at least 1 ms; this clock would hang). Timers set before the call do not count.
    */
   async advanceTo(time: number): Promise<void> {
     clockTime("time", time);
     await nextMacrotask();
     // Timers set while this runs and fired at the instant they were set: many of those means a
     // timer that re-arms itself with no delay (timers set before, however many, do not count).
+    // (Within 1 µs counts as the same instant: a re-arm by 1e-9 ms would otherwise creep on for ever.)
     const setBefore = this.#nextId;
     let sameInstant = 0;
+    let instant = this.#now;
     for (;;) {
       const next = this.#timers[0];
       if (next === undefined || next.at > time) break;
       this.#timers.shift();
-      if (next.at > this.#now) {
-        this.#now = next.at;
+      if (next.at > this.#now) this.#now = next.at;
+      if (this.#now - instant >= 0.001) {
+        instant = this.#now;
         sameInstant = 0;
       } else if (next.id >= setBefore && ++sameInstant > SAME_INSTANT_LIMIT) {
-        throw new RangeError(`more than ${SAME_INSTANT_LIMIT} timers set and fired at ${this.#now} ms: a timer that re-arms itself with no delay?`);
+        throw new RangeError(`more than ${SAME_INSTANT_LIMIT} timers set and fired within 1 µs of ${instant} ms: a timer that re-arms itself with no delay?`);
       }
       next.callback();
       await nextMacrotask();

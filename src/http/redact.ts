@@ -183,7 +183,7 @@ export function scrubError<T>(error: T, secrets: readonly string[], seen = new S
 }
 
 /** Headers whose values carry credentials: their parts are secrets too (see {@link credentialParts}). */
-const CREDENTIAL_HEADER = /^(?:proxy-)?authorization$|^cookie$|key|token|secret|session|signature|password|credential|auth/i;
+const CREDENTIAL_HEADER = /^(?:proxy-)?authorization$|^cookie$|key|token|secret|session|signature|pass|pwd|credential|auth|jwt|bearer/i;
 
 /**
  * The parts of a credential header's value a message may quote without the rest ("Incorrect API key
@@ -244,10 +244,11 @@ export function headerValues(headers: unknown): string[] {
       const entries = [...(headers as Iterable<unknown>)];
       // undici's flat array alternates names and values; fetch's form is a list of pairs.
       const flat = !Array.isArray(entries[0]);
+      const nameOf = (name: unknown): unknown => (name instanceof Uint8Array ? new TextDecoder("latin1").decode(name) : name);
       entries.forEach((entry, i) => {
         if (flat) {
-          if (i % 2 === 1) push(entry, entries[i - 1] instanceof Uint8Array ? new TextDecoder("latin1").decode(entries[i - 1] as Uint8Array) : entries[i - 1]);
-        } else push((entry as unknown[]).slice(1), (entry as unknown[])[0]);
+          if (i % 2 === 1) push(entry, nameOf(entries[i - 1]));
+        } else push((entry as unknown[]).slice(1), nameOf((entry as unknown[])[0]));
       });
     } else {
       for (const [name, value] of Object.entries(headers)) push(value, name);

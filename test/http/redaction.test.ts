@@ -229,4 +229,8 @@ test("a credential quoted without its scheme, a Basic pair decoded, and a form-e
     .toBe("POST https://api.example.com/v1/chat/completions timed out (…)");
   expect(headerValues(new Headers({ "x-api-key": "key=\"k-9f8e7d6c5b\", scope=all" }))).toContain("k-9f8e7d6c5b");
   expect(headerValues(["x-purpose", "batch completions"])).toEqual(["batch completions"]);
+  // More credential names, and names as bytes in [name, value] pairs (review, 2026-11-27).
+  for (const name of ["x-jwt", "x-pwd", "x-passwd", "x-bearer"]) expect(headerValues({ [name]: "Bearer eyJhbGciOi.x" })).toContain("eyJhbGciOi.x");
+  const bytes = (text: string) => new TextEncoder().encode(text);
+  expect(headerValues([[bytes("authorization"), bytes("Bearer sk-live-abc123")]])).toContain("sk-live-abc123");
 });
