@@ -17,6 +17,7 @@
  */
 
 import type { RetryContext } from "../http/options.ts";
+import type { RetryVerdict } from "../http/retry.ts";
 import { readShouldRetry } from "./header-fields.ts";
 import { readJsonUsage } from "./usage-response.ts";
 import { tapUsage } from "./sse-usage.ts";
@@ -55,23 +56,34 @@ export class ModelOfRequest {
 }
 
 /**
- * `retry.shouldRetry` for OpenAI and Anthropic: the server's `x-should-retry` decides when sent
- * (both official SDKs obey it); `retryStatuses` (Anthropic's 529) are retried with backoff even for
- * POST, since the server refused them before doing any work; otherwise the fetch's rule.
+ * `retry.shouldRetry` for OpenAI and Anthropic: the server's `x-should-retry: false` forbids a
+ * retry (both official SDKs obey it); `retryStatuses` (Anthropic's 529) are retried even for POST,
+ * since the server refused them before doing any work — as server-timed retries, after 1 s doubling
+ * with each attempt up to 32 s, for which the fetch pauses every caller of the model and spends no
+ * retry budget; otherwise `x-should-retry: true` retries, else the fetch's rule.
  *
  * @example
  * ```ts
  * createThrottledFetch({ limit: 5, retry: { shouldRetry: llmShouldRetry(new Set([529])) } });
  * ```
  */
-export function llmShouldRetry(retryStatuses: ReadonlySet<number>): (context: RetryContext) => boolean | undefined {
-  return ({ response }) => {
+export function llmShouldRetry(retryStatuses: ReadonlySet<number>): (context: RetryContext) => RetryVerdict {
+  return ({ response, attempt }) => {
     if (response === undefined) return undefined;
     const advice = readShouldRetry(response.headers);
-    if (advice !== undefined) return advice;
-    return retryStatuses.has(response.status) ? true : undefined;
+    if (advice === false) return false;
+    if (!retryStatuses.has(response.status)) return advice;
+    // An overload is the server's word to wait: a server-timed retry, so every caller of the model
+    // waits with it (the fetch pauses the model's budgets) and no retry budget is spent — the
+    // request it keeps already bounds what goes out. (As a plain retry, a 5-s overload of 200 calls
+    // spent the budget and returned 40 calls with their 529; red-team, 2026-11-27.)
+    return { retryAfter: Math.min(MAX_OVERLOAD_WAIT, OVERLOAD_WAIT * 2 ** (attempt - 1)) };
   };
 }
+
+/** The wait after an overload (529), doubling with each attempt of a call, up to {@link MAX_OVERLOAD_WAIT}. */
+const OVERLOAD_WAIT = 1000;
+const MAX_OVERLOAD_WAIT = 32_000;
 
 /**
  * Settles from `usage`: a streamed (SSE) response through the tap, whose pass-through the caller

@@ -128,7 +128,7 @@ describe("profiles through createThrottledFetch", () => {
     expect(simulated.stats.requests).toBe(1);
   });
 
-  test("Anthropic: 529 overloaded is retried with backoff and pauses no budget (no throttle event)", async () => {
+  test("Anthropic: 529 overloaded is retried after a shared wait (every caller of the model waits; no retry budget)", async () => {
     const clock = new ManualClock();
     const server = new AnthropicSimulator({ limits: { rpm: 50, inputTpm: 30_000, outputTpm: 8_000 } });
     server.overload(0, 1);
@@ -145,7 +145,21 @@ describe("profiles through createThrottledFetch", () => {
     expect(simulated.stats.byStatus[529]).toBe(2);
     expect(first![0]).toBe(200);
     expect(second![0]).toBe(200);
-    expect(throttles).toEqual([]);
-    expect(first![1]).toBeLessThan(1_000); // backoff (base 1 s, jitter 0.5) + latency, no pause
+    expect(throttles).toHaveLength(2); // each a server-timed wait of 1 s for the model
+    expect(first![1]).toBeGreaterThanOrEqual(1_000);
+    expect(first![1]).toBeLessThan(1_100); // the wait + latency
   });
+
+  test("Anthropic: a 5-s overload of 200 calls — every call succeeds (red-team, 2026-11-27: as plain retries, 40 spent the retry budget and returned 529)", async () => {
+    const clock = new ManualClock();
+    const server = new AnthropicSimulator({ limits: { rpm: 50, inputTpm: 30_000, outputTpm: 8_000 } });
+    server.overload(0, 5_000);
+    const simulated = createSimulatedFetch({ server, clock, latency: { min: 300, max: 3000 } });
+    const api = createThrottledFetch({ ...anthropic({ rpm: 50, inputTpm: 30_000, outputTpm: 8_000, clock }), fetch: simulated });
+    const statuses = await runVirtually(clock, Promise.all(Array.from({ length: 200 }, (_, i) => api("https://api.anthropic.com/v1/messages", {
+      method: "POST", headers: json, body: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 256, messages: [{ role: "user", content: `q ${i}` }] }),
+    }).then(async (r) => (await r.text(), r.status)))));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(200);
+    expect(simulated.stats.maxInWindow(60_000)).toBeLessThanOrEqual(50); // the overload spends requests, never more than the RPM
+  }, 60_000);
 });

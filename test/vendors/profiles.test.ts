@@ -222,11 +222,14 @@ describe("anthropic()", () => {
     expect(await b.actual).toEqual({ requests: 1, input: 2, output });
   });
 
-  test("529 overloaded is retried (even a POST) and pauses, lowers or settles no budget", async () => {
+  test("529 overloaded is a server-timed retry (even a POST): 1 s, doubling per attempt up to 32 s; it lowers or settles no budget", async () => {
     const clock = new ManualClock();
     const profile = anthropic({ rpm: 1, inputTpm: 100, outputTpm: 100, clock });
     const overloaded = new Response('{"type":"error","error":{"type":"overloaded_error"}}', { status: 529 });
-    expect(profile.retry.shouldRetry!({ request: new Request("https://x", { method: "POST" }), response: overloaded, attempt: 1 })).toBe(true);
+    const verdict = (attempt: number) => profile.retry.shouldRetry!({ request: new Request("https://x", { method: "POST" }), response: overloaded, attempt });
+    expect([1, 2, 3, 7].map(verdict)).toEqual([{ retryAfter: 1000 }, { retryAfter: 2000 }, { retryAfter: 4000 }, { retryAfter: 32_000 }]);
+    const forbidden = new Response("", { status: 529, headers: { "x-should-retry": "false" } });
+    expect(profile.retry.shouldRetry!({ request: new Request("https://x"), response: forbidden, attempt: 1 })).toBe(false);
     expect(await profile.settle!(overloaded, { request: new Request("https://x"), reserved: 0, attempt: 1 })).toEqual({ requests: 1, input: 0, output: 0 });
     profile.onResponse(event(overloaded, "m"));
     expect(await grantsNow(profile, "m", { requests: 1 })).toBe(true);
