@@ -59,11 +59,11 @@ const NOT_RETRYABLE: RetryDecision = Object.freeze({ retry: false, reason: "not-
 export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Decided | Promise<Decided> {
   const response = ctx.result.response;
   try {
-    const { outcome, paused } = readAttempt(config, ctx);
+    const { outcome, paused, told } = readAttempt(config, ctx);
     if (config.shouldRetry === undefined && !retryableByRule(outcome, ctx.idempotent, config.policy)) {
       return conclude(config, ctx, NOT_RETRYABLE, paused);
     }
-    return decide(config, ctx, outcome, paused);
+    return decide(config, ctx, outcome, paused, told);
   } catch (error) {
     // A hook threw: the call fails with its error, and the response's socket is freed.
     if (response !== undefined) cancelBody(response);
@@ -72,10 +72,10 @@ export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Deci
 }
 
 /** The attempt's outcome; pauses the limiter (and tells `onThrottle`) when the server said so. */
-function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: AttemptOutcome; paused: number } {
+function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: AttemptOutcome; paused: number; told: boolean } {
   const { result, attempt, key, limiter } = ctx;
   const response = result.response;
-  if (response === undefined) return { outcome: { kind: "error", timedOut: result.timedOut }, paused: 0 };
+  if (response === undefined) return { outcome: { kind: "error", timedOut: result.timedOut }, paused: 0, told: false };
   let paused = 0;
   const signals = readServerSignals(response, {
     now: config.wallClock(),
@@ -98,10 +98,10 @@ function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: A
     if (ctx.adaptive) paused = Math.max(paused, ctx.adaptivePause);
     config.onThrottle?.({ request: ctx.call.request, response, attempt, key, reason: pause.reason, delay: pause.requested, paused });
   }
-  return { outcome: { kind: "response", status: response.status, serverDelay: signals.delay?.ms }, paused };
+  return { outcome: { kind: "response", status: response.status, serverDelay: signals.delay?.ms }, paused, told: pause !== undefined };
 }
 
-async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOutcome, paused: number): Promise<Decided> {
+async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOutcome, paused: number, told: boolean): Promise<Decided> {
   const { result, attempt } = ctx;
   const response = result.response;
   try {
@@ -133,7 +133,9 @@ async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: Att
     if (timed !== undefined && timed > paused && ctx.limiter !== undefined) {
       pauseLimiter(ctx.limiter, timed, config.policy.pauseDimensions);
       paused = timed;
-      config.onThrottle?.({ request: ctx.call.request, response: response!, attempt, key: ctx.key, reason: "throttled", delay: timed, paused });
+      // One response, one throttle event: a response already told (its own Retry-After) only
+      // lengthens the pause (red-team, 2026-11-27: otel counted one 429 twice).
+      if (!told) config.onThrottle?.({ request: ctx.call.request, response: response!, attempt, key: ctx.key, reason: "throttled", delay: timed, paused });
     }
     return conclude(config, ctx, decision, paused);
   } catch (error) {

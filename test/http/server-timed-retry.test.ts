@@ -180,3 +180,20 @@ describe("the throttled fetch", () => {
     }
   });
 });
+
+test("a 429 whose own Retry-After is shorter than the hook's { retryAfter }: one throttle event (the pause lengthened), not two (red-team, 2026-11-27: otel counted one 429 twice)", async () => {
+  const clock = new ManualClock();
+  let n = 0;
+  const fetch = async () => (n++ === 0 ? new Response("slow down", { status: 429, headers: { "retry-after": "1" } }) : new Response("ok"));
+  const throttles: ThrottleEvent[] = [];
+  const limiter = new WindowLimiter({ limit: 10, interval: 1000, clock });
+  const api = createThrottledFetch({
+    limiter, fetch, clock, onThrottle: (e) => throttles.push(e),
+    retry: { shouldRetry: ({ response }) => (response?.status === 429 ? { retryAfter: 1500 } : undefined) },
+  });
+  const response = await clock.runUntil(api("https://api.example.com/x"));
+  expect(response.status).toBe(200);
+  expect(throttles).toHaveLength(1);
+  expect(clock.now()).toBeGreaterThanOrEqual(1500); // the longer wait holds
+  expect(limiter.stats().pausedUntil ?? 0).toBe(0); // over by now
+});
