@@ -337,34 +337,33 @@ describe("github()", () => {
     expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true);
   });
 
-  test("a secondary refusal of a write lowers the writes budget to the writes GitHub accepted that minute", async () => {
+  const writeCost = { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 };
+  /** A profile that saw `accepted` writes accepted, then a secondary refusal of a write with `retryAfter` s; the refusal's retry verdict. */
+  async function writesRefusedAfter(accepted: number, retryAfter: number) {
     const clock = new ManualClock();
     const profile = github({ clock });
     const write = () => new Request(`${api}/repos/o/r/issues/1/comments`, { method: "POST", body: "{}" });
     const created = () => new Response("{}", { status: 201, headers: { "x-ratelimit-remaining": "4000" } });
-    for (let i = 0; i < 11; i++) profile.onResponse(event(created(), "core", write()));
-    const refused = new Response('{"message":"secondary rate limit"}', { status: 403, headers: { "retry-after": "60" } });
-    await profile.retry.shouldRetry!({ request: write(), response: refused, attempt: 1 });
+    for (let i = 0; i < accepted; i++) profile.onResponse(event(created(), "core", write()));
+    const refused = new Response('{"message":"secondary rate limit"}', { status: 403, headers: { "retry-after": String(retryAfter) } });
+    const verdict = await profile.retry.shouldRetry!({ request: write(), response: refused, attempt: 1 });
     profile.onResponse(event(refused, "core", write()));
-    profile.onResponse(event(created(), "core", write())); // sent before the refusal, answered during the pause
+    return { clock, profile, verdict, acceptedLate: () => profile.onResponse(event(created(), "core", write())) };
+  }
+
+  test("a secondary refusal of a write lowers the writes budget to the writes GitHub accepted that minute", async () => {
+    const { clock, profile, acceptedLate } = await writesRefusedAfter(11, 60);
+    acceptedLate(); // sent before the refusal, answered during the pause
     await clock.advance(60_000);
-    const writeCost = { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 };
     for (let i = 0; i < 12; i++) expect(await grantsNow(profile, "core:write", writeCost)).toBe(true);
     expect(await grantsNow(profile, "core:write", writeCost)).toBe(false); // 12 a minute, not 80
     expect(await grantsNow(profile, "core", { requests: 1, concurrent: 1 })).toBe(true); // reads go on
   });
 
   test("a secondary refusal after fewer than 10 accepted writes that minute leaves the writes budget as it was (red-team: 0 accepted held writes to 1 a minute for good)", async () => {
-    const clock = new ManualClock();
-    const profile = github({ clock });
-    const write = () => new Request(`${api}/repos/o/r/issues/1/comments`, { method: "POST", body: "{}" });
-    const created = () => new Response("{}", { status: 201, headers: { "x-ratelimit-remaining": "4000" } });
-    for (let i = 0; i < 9; i++) profile.onResponse(event(created(), "core", write()));
-    const refused = new Response('{"message":"secondary rate limit"}', { status: 403, headers: { "retry-after": "5" } });
-    expect(await profile.retry.shouldRetry!({ request: write(), response: refused, attempt: 1 })).toEqual({ retryAfter: 5_000 });
-    profile.onResponse(event(refused, "core", write()));
+    const { clock, profile, verdict } = await writesRefusedAfter(9, 5);
+    expect(verdict).toEqual({ retryAfter: 5_000 });
     await clock.advance(60_000); // the 9 have left the minute: the whole documented budget again
-    const writeCost = { requests: 1, concurrent: 1, writesPerMinute: 1, writesPerHour: 1 };
     for (let i = 0; i < 80; i++) expect(await grantsNow(profile, "core:write", writeCost)).toBe(true);
     expect(await grantsNow(profile, "core:write", writeCost)).toBe(false);
   });
