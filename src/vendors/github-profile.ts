@@ -325,14 +325,16 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
     }
   };
   const onResponse = ({ request, response, key: resource }: ResponseEvent): void => {
-    const signal = known.get(response);
-    if (signal !== undefined || (response.status !== 403 && response.status !== 429)) {
-      const read = signal ?? readGitHubHeaders(response, { now: wall.now() });
+    const learn = (read: VendorSignal): void => {
       learnWrites(request, response.status, read);
       learnRoute(request, read.resource);
       apply(read, resource ?? "core");
+    };
+    const signal = known.get(response);
+    if (signal !== undefined || (response.status !== 403 && response.status !== 429)) {
+      learn(signal ?? readGitHubHeaders(response, { now: wall.now() }));
     } else {
-      void classify(response).then((s) => (learnWrites(request, response.status, s), learnRoute(request, s.resource), apply(s, resource ?? "core")), () => {});
+      void classify(response).then(learn, () => {});
     }
   };
   // A refusal is retried after GitHub's wait, as a server-timed retry ({ retryAfter }): the fetch
