@@ -82,7 +82,8 @@ export interface Limiter {
    * Resolves when `permits` (default 1) are granted. Rejects with `signal.reason` on abort, with
    * {@link MaxWaitExceededError} (carrying `retryAfter` ms) when the predicted wait exceeds `maxWait`
    * — decided up front, without waiting — and with {@link QueueFullError} when `maxQueue` waiters are
-   * already queued. A rejected or aborted request consumes no capacity.
+   * already queued and this caller would wait too (one whose priority puts it ahead of them and that
+   * fits now is granted). A rejected or aborted request consumes no capacity.
    */
   acquire(permits?: number, options?: AcquireOptions): Promise<void>;
   /**
@@ -129,7 +130,10 @@ export interface Limiter {
 export interface BaseLimiterOptions {
   /** Where time comes from. Pass a {@link ManualClock} to test in virtual time. @default systemClock */
   clock?: Clock;
-  /** Reject with {@link QueueFullError} when this many callers are already waiting. @default Infinity */
+  /**
+   * Reject with {@link QueueFullError} a caller that would wait when this many callers are already
+   * waiting (a caller granted at once, such as a higher-priority one that fits now, never waits). @default Infinity
+   */
   maxQueue?: number;
   /** Default `maxWait` for every `acquire`/`schedule` call, in ms. @default Infinity */
   maxWait?: number;

@@ -179,7 +179,7 @@ export abstract class GatedLimiter implements Limiter {
         return Promise.reject(new MaxWaitExceededError(wait, maxWait));
       }
     }
-    if (this.#queue.size >= this.#maxQueue) {
+    if (this.#queue.size >= this.#maxQueue && !gate.grantsOnArrival(this.#queue, permits, now, null, priority)) {
       refused(this.#queue, permits, "maxQueue");
       return Promise.reject(new QueueFullError(this.#maxQueue));
     }

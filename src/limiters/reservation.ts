@@ -305,7 +305,7 @@ export function reserveOn(context: ReserveContext, permits: unknown, options: Re
       return Promise.reject(new MaxWaitExceededError(wait, maxWait));
     }
   }
-  if (queue.size >= context.maxQueue) {
+  if (queue.size >= context.maxQueue && !gate.grantsOnArrival(queue, ask.permits, now, ask.amounts, priority)) {
     refused(queue, ask.permits, "maxQueue");
     return Promise.reject(new QueueFullError(context.maxQueue));
   }
