@@ -179,17 +179,6 @@ export class Gate extends GateTimer {
     return simulate(this.active, queue, permits, now, amounts, priority);
   }
 
-  /**
-   * Whether a newcomer at `priority` would be granted at once although `queue` has waiters: only
-   * one whose rank puts it ahead of them can be. Such a caller never waits, so a full `maxQueue`
-   * does not refuse it (enqueued, it is granted by the scan its arrival triggers).
-   */
-  grantsOnArrival(queue: WaitQueue, permits: number, now: number, amounts: readonly number[] | null, priority: number): boolean {
-    // Without priorities in play a newcomer at 0 or below goes last, behind a front that waits.
-    if (priority <= 0 && queue.levels === null) return false;
-    return this.predict(queue, permits, now, amounts, priority, 0) === 0;
-  }
-
   /** Queues a waiter that could not be granted at once; the promise settles when granted or aborted. */
   enqueue(
     queue: WaitQueue,

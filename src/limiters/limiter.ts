@@ -22,6 +22,7 @@ import { abortReason, Gate, RESOLVED, startTask, type Task, WaitQueue } from "./
 import { type OnDone, Unstarted } from "./settle.ts";
 import type { Policy } from "./policy.ts";
 import { arrivalOf } from "./waiter.ts";
+import { grantsOnArrival } from "./predict.ts";
 import { type Dimensions, type Permits, type Reservation, type ReserveOptions, reserveOn } from "./reservation.ts";
 import { checkPriority } from "./priority.ts";
 import { READS_SIGNAL_LIKE } from "./signals.ts";
@@ -179,7 +180,7 @@ export abstract class GatedLimiter implements Limiter {
         return Promise.reject(new MaxWaitExceededError(wait, maxWait));
       }
     }
-    if (this.#queue.size >= this.#maxQueue && !gate.grantsOnArrival(this.#queue, permits, now, null, priority)) {
+    if (this.#queue.size >= this.#maxQueue && !grantsOnArrival(gate, this.#queue, permits, now, null, priority)) {
       refused(this.#queue, permits, "maxQueue");
       return Promise.reject(new QueueFullError(this.#maxQueue));
     }

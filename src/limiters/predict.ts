@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Gate } from "./gate.ts";
 import type { Policy } from "./policy.ts";
 import { ranksBefore } from "./priority.ts";
 import { amountAt, newEpoch, type ScanQueue, scanQueues } from "./scan.ts";
@@ -269,4 +270,27 @@ export function simulate(
     if (wake === Infinity) return Infinity;
     t = wake;
   }
+}
+
+/**
+ * Whether a newcomer at `priority` would be granted at once although `queue` has waiters: only one
+ * whose rank puts it ahead of them can be. Such a caller never waits, so a full `maxQueue` does not
+ * refuse it (enqueued, it is granted by the scan its arrival triggers).
+ *
+ * @example
+ * ```ts
+ * if (queue.size >= maxQueue && !grantsOnArrival(gate, queue, permits, now, null, priority)) refuse();
+ * ```
+ */
+export function grantsOnArrival(
+  gate: Gate,
+  queue: WaitQueue,
+  permits: number,
+  now: number,
+  amounts: readonly number[] | null,
+  priority: number,
+): boolean {
+  // Without priorities in play a newcomer at 0 or below goes last, behind a front that waits.
+  if (priority <= 0 && queue.levels === null) return false;
+  return gate.predict(queue, permits, now, amounts, priority, 0) === 0;
 }

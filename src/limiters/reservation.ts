@@ -21,6 +21,7 @@ import type { Gate } from "./gate.ts";
 import type { AcquireOptions } from "./limiter.ts";
 import type { Policy } from "./policy.ts";
 import { amountAt } from "./scan.ts";
+import { grantsOnArrival } from "./predict.ts";
 import { checkPriority } from "./priority.ts";
 import { addInFlight, grantedAtOnce, refused } from "./stats.ts";
 import { arrivalOf, Waiter, type WaitQueue } from "./waiter.ts";
@@ -305,7 +306,7 @@ export function reserveOn(context: ReserveContext, permits: unknown, options: Re
       return Promise.reject(new MaxWaitExceededError(wait, maxWait));
     }
   }
-  if (queue.size >= context.maxQueue && !gate.grantsOnArrival(queue, ask.permits, now, ask.amounts, priority)) {
+  if (queue.size >= context.maxQueue && !grantsOnArrival(gate, queue, ask.permits, now, ask.amounts, priority)) {
     refused(queue, ask.permits, "maxQueue");
     return Promise.reject(new QueueFullError(context.maxQueue));
   }
