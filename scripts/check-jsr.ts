@@ -20,7 +20,8 @@ const env = () => ({ ...process.env, NO_COLOR: "1" });
 
 await checks.check("deno.json: name @sluice/sluice, version equal to package.json's, exports matching npm one-for-one", () => {
   const problems = [...syncManifests(false).jsr];
-  const npmSubpaths = Object.keys(readJson(join(ROOT, "package.json")).exports as object);
+  // npm's "./package.json" is the manifest itself, not a module: JSR has no counterpart.
+  const npmSubpaths = Object.keys(readJson(join(ROOT, "package.json")).exports as object).filter((s) => s !== "./package.json");
   const jsrSubpaths = Object.keys(readJson(join(ROOT, "deno.json")).exports as object);
   if (npmSubpaths.join() !== jsrSubpaths.join()) {
     problems.push(`subpaths differ: npm ${npmSubpaths.join(", ")}; JSR ${jsrSubpaths.join(", ")}`);

@@ -127,6 +127,7 @@ for (const [spec, ns] of entries) {
 }
 ${behaviour("e0")}
 ${ENTRIES.some((e) => e.subpath === "./testing") ? `if ((await import("${name}/testing")).ManualClock !== e0.ManualClock) throw new Error("${name}/testing has its own copy of ManualClock");` : ""}
+if (require(${JSON.stringify(`${name}/package.json`)}).name !== ${JSON.stringify(name)}) throw new Error("${name}/package.json does not resolve to the manifest");
 console.log("ESM ok:", entries.map(([s]) => s).join(", "));
 `);
   writeFileSync(join(dir, "smoke.cjs"), `// CJS: every entry point requires; the core works; entries share one core.
@@ -136,6 +137,7 @@ for (const [spec, ns] of entries) if (Object.keys(ns).length === 0) throw new Er
 (async () => {
 ${behaviour("e0")}
 ${ENTRIES.some((e) => e.subpath === "./testing") ? `if (require("${name}/testing").ManualClock !== e0.ManualClock) throw new Error("${name}/testing has its own copy of ManualClock");` : ""}
+if (require(${JSON.stringify(`${name}/package.json`)}).name !== ${JSON.stringify(name)}) throw new Error("${name}/package.json does not resolve to the manifest");
 console.log("CJS ok:", entries.map(([s]) => s).join(", "));
 })().catch((error) => { console.error(error); process.exitCode = 1; });
 `);

@@ -29,6 +29,9 @@ export function expectedPackageFields(): JsonObject {
       require: { types: dist(entry, ".d.cts"), default: dist(entry, ".cjs") },
     };
   }
+  // Tools that read a dependency's manifest (bundler plugins, version checks) import it by this path;
+  // `exports` hides every path it does not list.
+  exports["./package.json"] = "./package.json";
   // For `moduleResolution: node` (node10), which ignores `exports`: subpaths through typesVersions.
   const subpaths: JsonObject = {};
   for (const entry of ENTRIES) {
