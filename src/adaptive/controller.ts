@@ -52,6 +52,13 @@ const HELD_STEPS = 2;
  */
 const SAME_RATE = 1.05;
 
+/**
+ * The rate may grow only while the client sends at least this share of it (since the last change):
+ * callers that wait for slots or the server's answers rather than for the rate would otherwise let
+ * it double without bound, never tried by a single request.
+ */
+const APP_LIMITED = 0.5;
+
 /** Where the controller is: ramping with nothing known, stepping toward a rough estimate, or on the cubic curve. */
 type Phase = "start" | "search" | "curve";
 
@@ -85,6 +92,10 @@ export class AdaptiveController {
   #lastChangeAt: number;
   /** A caller waited for the rate since the last change: demand exceeds the rate. */
   #demand = false;
+  /** Requests sent since the last change (see {@link APP_LIMITED}). */
+  #sentSinceChange = 0;
+  /** When the latest pause of the key ends (see {@link AdaptiveController.onPause}). */
+  #pausedUntil = -Infinity;
   /** Time on the cubic curve since the last cut (advanced only while callers wait), and its K. */
   #curveTime = 0;
   #curveK = 0;
@@ -189,10 +200,16 @@ export class AdaptiveController {
    */
   onSent(now: number, waited: boolean): SendTag {
     this.#inFlight++;
+    this.#sentSinceChange++;
     if (waited) this.#demand = true;
     const record = this.#log.push({ epoch: this.#epoch, gen: this.#gen, at: now, seq: this.#sent++ }, this.#rate >= this.ceiling);
     this.#log.prune(now, this.#rate);
     return record;
+  }
+
+  /** Records a pause of the key until `until` (the server's delay, a used-up quota): no sends then is no unused rate. */
+  onPause(until: number): void {
+    if (until > this.#pausedUntil) this.#pausedUntil = until;
   }
 
   /** A request that got no response (a network error, an abort): it only leaves the in-flight count. */
@@ -344,7 +361,7 @@ export class AdaptiveController {
   }
 
   #increase(now: number): RateChange | undefined {
-    const ceiling = this.ceiling;
+    const ceiling = this.#top();
     const rate = this.#rate;
     if (!this.#demand || rate >= ceiling) return undefined;
     // Slow start doubles faster than a probe step (each doubling still confirmed by an answer at
@@ -352,6 +369,7 @@ export class AdaptiveController {
     const every = this.#phase === "start" ? this.step * START_STEP : this.step;
     const since = now - this.#lastChangeAt;
     if (since < every) return undefined;
+    if (this.#appLimited(rate, now)) return undefined;
     let next: number;
     let reason: RateChangeReason;
     if (this.#phase === "start") {
@@ -378,6 +396,26 @@ export class AdaptiveController {
     return this.#set(Math.min(ceiling, next), reason, now);
   }
 
+  /**
+   * Callers waited, but the client sent far below `rate` (they queued for something else too:
+   * `maxConcurrent` slots, a told window, the server's latency): a higher rate would go unconfirmed
+   * by anything the server saw, and could double without bound (TCP's rule for an
+   * application-limited sender). Measured over the last span since the last change and since the
+   * last pause ended (a pause the server asked for is no unused rate); too short a stretch to expect
+   * two sends says nothing.
+   */
+  #appLimited(rate: number, now: number): boolean {
+    const from = Math.max(now - SendLog.span(rate), this.#lastChangeAt, this.#pausedUntil);
+    const expected = ((now - from) * rate) / 1000;
+    if (expected < 2) return false;
+    return Math.min(this.#sentSinceChange, this.#log.sentSince(from)) < expected * APP_LIMITED;
+  }
+
+  /** The ceiling in force, held at {@link MAX_ADAPTIVE_RATE}: the fastest a learned rate may go. */
+  #top(): number {
+    return Math.min(this.ceiling, MAX_ADAPTIVE_RATE);
+  }
+
   /** Starts the cubic curve from a cut (or a stated limit) toward the known rate W. */
   #startCurve(known: number): void {
     this.#known = known;
@@ -385,7 +423,9 @@ export class AdaptiveController {
     this.#curveK = curveK(known, this.step);
   }
 
-  #set(rate: number, reason: RateChangeReason, now: number, force = false): RateChange | undefined {
+  #set(wanted: number, reason: RateChangeReason, now: number, force = false): RateChange | undefined {
+    // A stated limit past what a limiter can space (a million a second) is held there too.
+    const rate = Math.min(wanted, MAX_ADAPTIVE_RATE);
     const previous = this.#rate;
     if (rate === previous && !force) return undefined;
     if (rate > this.#stableRate * SAME_RATE || rate * SAME_RATE < this.#stableRate) {
@@ -396,6 +436,7 @@ export class AdaptiveController {
     this.#gen++;
     this.#lastChangeAt = now;
     this.#demand = false;
+    this.#sentSinceChange = 0;
     if (rate === previous) return undefined;
     return (this.#lastChange = { rate, previous, reason, at: now, epoch: this.#epoch });
   }

@@ -149,6 +149,7 @@ export class AdaptiveLimiter implements Limiter {
   pause(ms: number): void {
     this.#inner.pause(ms);
     this.#pausedUntil = Math.max(this.#pausedUntil, this.#clock.now() + ms);
+    this.#controller.onPause(this.#pausedUntil);
   }
 
   /** True while a pause (the server's delay, a used-up quota) holds every caller back. */

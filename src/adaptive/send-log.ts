@@ -61,6 +61,14 @@ export class SendLog {
     }
   }
 
+  /** How many sends the log holds from `from` on (it holds at least the last two spans). */
+  sentSince(from: number): number {
+    const a = this.#sends;
+    let n = 0;
+    for (let i = a.length - 1; i >= this.#head && a[i]!.at >= from; i--) n++;
+    return n;
+  }
+
   /**
    * What the server accepted in the span before `until` (the throttled request's send), requests per
    * second: the sends in that span, times the share of their answers so far that were accepted, over

@@ -1,10 +1,21 @@
 import { describe, expect, test } from "vitest";
 import fc from "fast-check";
-import { ADAPTIVE_DEFAULTS, AdaptiveController, type RateChange } from "../../src/index.ts";
+import { ADAPTIVE_DEFAULTS, AdaptiveController, type RateChange, type SendTag } from "../../src/index.ts";
 import { Reach } from "../reach.ts";
 
 const ok = { throttled: false } as const;
 const throttle = { throttled: true } as const;
+
+/**
+ * A busy client: sends at the controller's rate, callers waiting, over the `ms` up to `at` (the last
+ * send at `at`); returns that send's tag. The rate grows only while the client sends at it.
+ */
+function busy(c: AdaptiveController, at: number, ms: number): SendTag {
+  const n = Math.max(1, Math.ceil((c.rate * ms) / 1000));
+  let tag!: SendTag;
+  for (let i = n - 1; i >= 0; i--) tag = c.onSent(at - (i * ms) / n, true);
+  return tag;
+}
 
 describe("AdaptiveController options", () => {
   test("are validated, naming the option and the value", () => {
@@ -41,13 +52,17 @@ describe("AdaptiveController", () => {
     tag = c.onSent(2600, false);
     expect(c.onResponse(tag, ok, 9000).change).toBeUndefined();
     expect(c.rate).toBe(2);
+    // One caller that waits after an idle spell is no demand at the rate either: the client sends
+    // far below it (application-limited), so a higher rate would go untried.
     tag = c.onSent(9000, true);
-    expect(c.onResponse(tag, ok, 9100).change).toMatchObject({ rate: 4, reason: "slow-start" });
+    expect(c.onResponse(tag, ok, 9100).change).toBeUndefined();
+    // Sending at the rate, it doubles.
+    expect(c.onResponse(busy(c, 10_000, 1000), ok, 10_100).change).toMatchObject({ rate: 4, reason: "slow-start" });
   });
 
   test("a told limit is a ceiling never exceeded", () => {
     const c = new AdaptiveController({ maxRate: 5, initialRate: 1 }, 0);
-    for (let t = 0; t < 60_000; t += 1000) c.onResponse(c.onSent(t, true), ok, t + 1000);
+    for (let t = 0; t < 60_000; t += 1000) c.onResponse(busy(c, t + 999, 999), ok, t + 1000);
     expect(c.rate).toBe(5);
     expect(c.ceiling).toBe(5);
   });
@@ -127,9 +142,9 @@ describe("AdaptiveController", () => {
     expect(c.rate).toBeCloseTo(cut, 9);
     // Slow start's estimate is rough: the rate steps up 10 % a probe step, under demand only.
     expect(c.onResponse(c.onSent(2500, false), ok, 3000).change).toBeUndefined();
-    expect(c.onResponse(c.onSent(2600, true), ok, 3100).change?.reason).toBe("search");
+    expect(c.onResponse(busy(c, 2600, 599), ok, 3100).change?.reason).toBe("search");
     expect(c.rate).toBeCloseTo(cut * 1.1, 9);
-    expect(c.onResponse(c.onSent(3600, true), ok, 4100).change?.reason).toBe("search");
+    expect(c.onResponse(busy(c, 3600, 499), ok, 4100).change?.reason).toBe("search");
     expect(c.rate).toBeCloseTo(cut * 1.21, 9);
     const searched = c.rate;
     // The next throttle ends the search: a cut, then the cubic curve.
@@ -137,7 +152,7 @@ describe("AdaptiveController", () => {
     expect(c.lastChange).toMatchObject({ reason: "throttled", previous: searched });
     const changes: RateChange[] = [];
     for (let t = 5000; t <= 60_000; t += 1000) {
-      const change = c.onResponse(c.onSent(t - 500, true), ok, t).change;
+      const change = c.onResponse(busy(c, t - 500, 600), ok, t).change;
       if (change !== undefined) changes.push(change);
     }
     expect(changes[0]!.reason).toBe("recover");
@@ -223,7 +238,7 @@ describe("AdaptiveController: windows, gentle cuts, deep cuts", () => {
     expect(c.rate).toBeCloseTo(13.5, 9);
     const reasons: string[] = [];
     for (let t = 5000; t <= 10_000; t += 1000) {
-      const change = c.onResponse(c.onSent(t - 100, true), ok, t).change;
+      const change = c.onResponse(busy(c, t - 100, 800), ok, t).change;
       if (change !== undefined) reasons.push(change.reason);
     }
     expect(reasons.slice(0, 3)).toEqual(["search", "search", "search"]);
@@ -256,7 +271,7 @@ describe("AdaptiveController: a rate that held", () => {
     expect(c.rate).toBeLessThan(0.8 * 0.9 * 21);
     const reasons: string[] = [];
     for (let t = 9000; t <= 12_000; t += 1000) {
-      const change = c.onResponse(c.onSent(t - 100, true), ok, t).change;
+      const change = c.onResponse(busy(c, t - 100, 800), ok, t).change;
       if (change !== undefined) reasons.push(change.reason);
     }
     // 20–21 stood (within 5 %) since 1 s: it had held, and the cut was no measure of the server.
