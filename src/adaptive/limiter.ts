@@ -14,6 +14,7 @@ import { parseRateLimit } from "../http/headers.ts";
 import { parseRateLimitPolicy } from "../http/ratelimit-headers.ts";
 import type { HeadersLike } from "../http/header-values.ts";
 import { readServerSignals } from "../http/throttle.ts";
+import { HTTP_DEFAULTS } from "../http/defaults.ts";
 import type { AcquireOptions, BaseLimiterOptions, Limiter, ScheduleOptions } from "../limiters/limiter.ts";
 import { BASE_OPTIONS, resolveClock } from "../limiters/limiter.ts";
 import type { Permits, Reservation, ReserveOptions } from "../limiters/reservation.ts";
@@ -236,14 +237,21 @@ export class AdaptiveLimiter implements Limiter {
   /**
    * Call with the response to the request sent with `tag`: reads its status and headers, applies
    * the rate change (re-timing queued callers) and the pause the server asked for. Returns the advice.
+   *
+   * `maxDelay` (ms, default `DEFAULTS.retry.maxRetryAfter`, 60 s): a server delay or quota reset
+   * longer than this pauses nobody and says nothing about the server's window, as a throttled
+   * fetch's `maxRetryAfter` (the caller gets the response instead; a hostile `Retry-After` cannot
+   * stall the key). The answer still counts as a throttle.
    */
-  onResponse(tag: SendTag, response: { readonly status: number; readonly headers: HeadersLike }): Advice {
+  onResponse(tag: SendTag, response: { readonly status: number; readonly headers: HeadersLike }, options?: { readonly maxDelay?: number }): Advice {
     const now = this.#wallClock();
+    const maxDelay = options?.maxDelay ?? HTTP_DEFAULTS.retry.maxRetryAfter;
     const signals = readServerSignals(response, { now, lenient: true, rateLimitHeaders: false });
-    const rateLimit = parseRateLimit(response.headers, { now });
+    const read = parseRateLimit(response.headers, { now });
+    const rateLimit = read?.resetMs !== undefined && read.resetMs > maxDelay ? { ...read, resetMs: undefined } : read;
     const outcome: ResponseOutcome = {
       throttled: signals.throttled,
-      delayMs: signals.delay?.ms,
+      delayMs: signals.delay !== undefined && signals.delay.ms <= maxDelay ? signals.delay.ms : undefined,
       rateLimit,
       // A policy stated without a RateLimit field (or one that names no limit) still states the rate.
       policy: rateLimit?.limit === undefined ? parseRateLimitPolicy(response.headers) : undefined,

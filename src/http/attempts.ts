@@ -232,7 +232,7 @@ export async function runAttempts(
         }
         if (tag !== undefined && isResponse(response)) {
           try {
-            adaptivePause = adaptive!.onResponse(tag, response).pauseMs;
+            adaptivePause = adaptive!.onResponse(tag, response, { maxDelay: policy.maxRetryAfter }).pauseMs;
           } catch (error) {
             // `onChange` threw (the learned rate was applied before it was called): as for any
             // hook, the call fails with its error, unretried, and the response's socket is freed.

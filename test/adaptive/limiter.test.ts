@@ -136,7 +136,8 @@ describe("AdaptiveLimiter.isIdle (KeyedLimiter eviction)", () => {
     const clock = new ManualClock();
     const limiter = new AdaptiveLimiter({ clock, maxRate: 10 });
     await limiter.acquire();
-    limiter.onResponse(limiter.onSent(false), response);
+    // A fetch with `maxRetryAfter: 300_000` would honour a delay of minutes (the default, 60 s, would not).
+    limiter.onResponse(limiter.onSent(false), response, { maxDelay: 300_000 });
     expect(limiter.rate).toBeLessThan(10);
     return { clock, limiter };
   }

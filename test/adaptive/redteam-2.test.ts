@@ -84,3 +84,42 @@ test("a server stating a limit past 1e6/s is held at 1e6/s, not thrown at the ca
   expect(() => limiter.onResponse(tag, { status: 200, headers })).not.toThrow();
   expect(limiter.rate).toBe(MAX_ADAPTIVE_RATE);
 });
+
+test("a Retry-After longer than maxRetryAfter pauses nobody with adaptive either (it paused the key for the hour, and a hostile one for 2^53 ms)", async () => {
+  for (const retryAfter of ["3600", "99999999999999999999"]) {
+    for (const told of [{}, { limit: 10, interval: 1000 }]) {
+      const clock = new ManualClock();
+      let n = 0;
+      const fetch = async () => (++n === 3 ? new Response("no", { status: 429, headers: { "retry-after": retryAfter } }) : new Response("ok"));
+      const throttles: number[] = [];
+      const api = createThrottledFetch({
+        adaptive: true, ...told, fetch, clock, wallClock: () => clock.now(), onThrottle: (e) => throttles.push(e.paused),
+      });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const started = clock.now();
+        const response = await clock.runUntil(api(URL), 1e9);
+        statuses.push(response.status);
+        // Paced at the learned rate (about a second apart at the start), never held for the hour.
+        expect(clock.now() - started, `${retryAfter} ${JSON.stringify(told)} call ${i}`).toBeLessThanOrEqual(2000);
+      }
+      expect(statuses).toEqual([200, 200, 429, 200, 200]); // the caller got the 429: no retry, as without adaptive
+      expect(throttles).toEqual([0]);
+    }
+  }
+});
+
+test("AdaptiveLimiter.onResponse: a delay or reset past maxDelay (default 60 s) pauses nobody and is no window; the 429 still cuts", () => {
+  const cases: Record<string, string>[] = [{ "retry-after": "99999999999999999999" }, { "retry-after": "120" }, { "RateLimit": "limit=10, remaining=0, reset=7200" }];
+  for (const headers of cases) {
+    const limiter = new AdaptiveLimiter({ clock: new ManualClock(), maxRate: 10 });
+    const advice = limiter.onResponse(limiter.onSent(true), { status: 429, headers: new Headers(headers) });
+    expect(advice.pauseMs, JSON.stringify(headers)).toBe(0);
+    expect(limiter.paused).toBe(false);
+    expect(limiter.controller.step).toBe(1000); // no per-hour "window" inferred
+    expect(advice.change?.reason).toBe("throttled");
+  }
+  // Within it, the pause holds; a fetch passes its own maxRetryAfter.
+  const limiter = new AdaptiveLimiter({ clock: new ManualClock(), maxRate: 10 });
+  expect(limiter.onResponse(limiter.onSent(true), { status: 429, headers: new Headers({ "retry-after": "120" }) }, { maxDelay: 300_000 }).pauseMs).toBe(120_000);
+});

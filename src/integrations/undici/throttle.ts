@@ -330,7 +330,7 @@ class Dispatching implements AttemptOwner {
     const view = headersView(headers);
     let adaptivePause = 0;
     if (this.#tag !== undefined) {
-      adaptivePause = this.#adaptive!.onResponse(this.#tag, { status: statusCode, headers: view }).pauseMs;
+      adaptivePause = this.#adaptive!.onResponse(this.#tag, { status: statusCode, headers: view }, { maxDelay: config.policy.maxRetryAfter }).pauseMs;
       this.#tag = undefined;
     }
     if (!config.respectServer) return;
