@@ -59,6 +59,9 @@ const SAME_RATE = 1.05;
  */
 const APP_LIMITED = 0.5;
 
+/** More than this share of the recent answers were server errors (5xx, no throttle): no increase. */
+const FAILING = 0.1;
+
 /** Where the controller is: ramping with nothing known, stepping toward a rough estimate, or on the cubic curve. */
 type Phase = "start" | "search" | "curve";
 
@@ -92,6 +95,8 @@ export class AdaptiveController {
   #lastChangeAt: number;
   /** A caller waited for the rate since the last change: demand exceeds the rate. */
   #demand = false;
+  /** Accepted answers to requests sent since the last cut (in the current epoch). */
+  #acceptedSinceCut = 0;
   /** Requests sent since the last change (see {@link APP_LIMITED}). */
   #sentSinceChange = 0;
   /** When the latest pause of the key ends (see {@link AdaptiveController.onPause}). */
@@ -221,17 +226,27 @@ export class AdaptiveController {
   onResponse(tag: SendTag, outcome: ResponseOutcome, now: number): Advice {
     if (this.#inFlight > 0) this.#inFlight--;
     const record = tag as SendRecord;
-    record.outcome = outcome.throttled ? "throttled" : "accepted";
-    if (!outcome.throttled && record.atCeiling) this.#acceptedAtCeiling++;
+    const refused = outcome.throttled || outcome.overloaded === true;
+    const failed = !refused && outcome.failed === true;
+    record.outcome = refused ? "throttled" : failed ? "failed" : "accepted";
+    if (record.outcome === "accepted") {
+      if (record.atCeiling) this.#acceptedAtCeiling++;
+      if (tag.epoch === this.#epoch) this.#acceptedSinceCut++;
+    }
     let pauseMs = 0;
     let change = this.#readHeaders(outcome, now);
     const info = outcome.rateLimit;
-    if (outcome.throttled) {
-      pauseMs = outcome.delayMs ?? 0;
+    if (refused) {
+      pauseMs = outcome.throttled ? outcome.delayMs ?? 0 : 0;
       // A fixed or rolling window refuses until its end: a long delay says how long the window is,
       // and caps the cut's measure at what one window accepted.
       const cap = this.#windows.onThrottle(tag, pauseMs, info?.resetMs, now, this.#epoch);
-      if (tag.epoch === this.#epoch) change = this.#cut(tag, now, cap) ?? change;
+      // Nothing sent since the last cut was accepted yet: the server is down or still refusing
+      // everything (a maintenance window's 503 + Retry-After every second). Its pause is the answer;
+      // cutting again on each would spiral to the floor and take minutes to climb back. Bare 503s
+      // cut only between successes (the first too: at start they may be an outage).
+      const unproven = this.#acceptedSinceCut === 0 && (!outcome.throttled || (this.#epoch > 0 && pauseMs > 0));
+      if (tag.epoch === this.#epoch && !unproven) change = this.#cut(tag, now, cap) ?? change;
       // After the cut: the pause it starts is where the next window's estimate starts.
       if (pauseMs > 0) this.#windows.pausedFrom(now + pauseMs, this.#sent);
     } else {
@@ -248,7 +263,7 @@ export class AdaptiveController {
           this.#windows.pausedFrom(now + pauseMs, this.#sent);
         }
       }
-      if (tag.epoch === this.#epoch && tag.gen === this.#gen) change = this.#increase(now) ?? change;
+      if (!failed && tag.epoch === this.#epoch && tag.gen === this.#gen) change = this.#increase(now) ?? change;
     }
     return { change, pauseMs };
   }
@@ -290,6 +305,7 @@ export class AdaptiveController {
     const measured = Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
     const known = this.#known;
     this.#epoch++;
+    this.#acceptedSinceCut = 0;
     this.#acceptedAtCeiling = 0;
     const floor = (r: number) => Math.max(this.#floor(), r);
     const reached = this.#lastChange?.reason;
@@ -370,6 +386,9 @@ export class AdaptiveController {
     const since = now - this.#lastChangeAt;
     if (since < every) return undefined;
     if (this.#appLimited(rate, now)) return undefined;
+    // Server errors among the recent answers: an outage (or a limit refused with a bare 503) says
+    // nothing good about a higher rate — the answers that still succeed must not raise it meanwhile.
+    if (this.#log.failedSince(now - SendLog.span(rate)) > FAILING) return undefined;
     let next: number;
     let reason: RateChangeReason;
     if (this.#phase === "start") {

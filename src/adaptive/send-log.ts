@@ -8,7 +8,7 @@ import type { SendTag } from "./types.ts";
 
 /** A send as the log keeps it: its tag, and whether the server accepted it once answered. */
 export interface SendRecord extends SendTag {
-  outcome: "pending" | "accepted" | "throttled";
+  outcome: "pending" | "accepted" | "throttled" | "failed";
   /** Sent while the rate was at the ceiling (what confirms a ceiling; see `AdaptiveController.confirmed`). */
   atCeiling: boolean;
 }
@@ -61,6 +61,20 @@ export class SendLog {
     }
   }
 
+  /** The share of the answers to sends from `from` on that were server errors (0 with none answered). */
+  failedSince(from: number): number {
+    const a = this.#sends;
+    let answered = 0;
+    let failed = 0;
+    for (let i = a.length - 1; i >= this.#head && a[i]!.at >= from; i--) {
+      const outcome = a[i]!.outcome;
+      if (outcome === "pending") continue;
+      answered++;
+      if (outcome === "failed") failed++;
+    }
+    return answered === 0 ? 0 : failed / answered;
+  }
+
   /** How many sends the log holds from `from` on (it holds at least the last two spans). */
   sentSince(from: number): number {
     const a = this.#sends;
@@ -88,7 +102,7 @@ export class SendLog {
       if (r.at > until) continue;
       if (r.at < until - span) break;
       sent++;
-      if (r.outcome !== "pending") answered++;
+      if (r.outcome !== "pending" && r.outcome !== "failed") answered++;
       if (r.outcome === "accepted") accepted++;
     }
     if (answered === 0) return fallback;

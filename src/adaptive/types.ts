@@ -75,6 +75,17 @@ export interface SendTag {
 export interface ResponseOutcome {
   /** 429, or 503 with a delay: the server refused the request to slow us down. */
   readonly throttled: boolean;
+  /**
+   * A server error that is no throttle (a 5xx without a delay): the server is failing, not pacing
+   * us. Neither accepted nor refused: it never raises the rate, and many of them hold it.
+   */
+  readonly failed?: boolean;
+  /**
+   * A bare 503 (no delay): an overloaded server — or an nginx `limit_req` at its default status —
+   * when other answers still succeed; the same as an outage when none does. It cuts like a throttle,
+   * but only after a request sent since the last cut was accepted (so an outage cuts once at most).
+   */
+  readonly overloaded?: boolean;
   /** The delay the server asked for, in ms. */
   readonly delayMs?: number | undefined;
   /** The RateLimit / X-RateLimit state it reported. */

@@ -320,6 +320,7 @@ test("properties: never above the ceiling or below the floor; exactly one cut pe
         const pending: { epoch: number; gen: number; at: number; seq: number }[] = [];
         const cutsPerEpoch = new Map<number, number>();
         const throttledPerEpoch = new Set<number>();
+        let acceptedSinceCut = 0; // answers accepted to requests sent since the last cut
         for (const e of evs) {
           if (e.kind === "tick") now += e.ms;
           else if (e.kind === "send") for (let i = 0; i < e.count; i++) pending.push(c.onSent(now, e.waited));
@@ -334,6 +335,10 @@ test("properties: never above the ceiling or below the floor; exactly one cut pe
               if (reach.hit("stale-epoch throttle", tag!.epoch !== epochBefore)) {
                 expect(c.epoch).toBe(epochBefore);
                 expect(c.rate).toBe(rateBefore);
+              } else if (reach.hit("paused again before anything sent since the cut was accepted", epochBefore > 0 && acceptedSinceCut === 0 && (e.delayMs ?? 0) > 0)) {
+                // The server still refuses everything and times it: its pause is the answer, no second cut.
+                expect(c.epoch).toBe(epochBefore);
+                expect(c.rate).toBe(rateBefore);
               } else {
                 reach.hit("current-epoch throttle");
                 // The first throttle of the epoch cuts (starts the next epoch) and never raises the rate.
@@ -346,6 +351,8 @@ test("properties: never above the ceiling or below the floor; exactly one cut pe
             } else if (reach.hit("rate raised", c.rate > rateBefore)) {
               expect(["slow-start", "search", "recover", "probe"]).toContain(advice.change?.reason);
             }
+            if (c.epoch !== epochBefore) acceptedSinceCut = 0;
+            else if (!throttled && tag!.epoch === c.epoch) acceptedSinceCut++;
           }
           if (maxRate !== undefined) expect(c.rate).toBeLessThanOrEqual(maxRate);
           if (reach.hit("at the ceiling", maxRate !== undefined && c.rate === maxRate)) expect(c.ceiling).toBe(maxRate);
@@ -366,5 +373,6 @@ test("properties: never above the ceiling or below the floor; exactly one cut pe
     "rate raised": 3, // ~20 per 1000 runs: raising needs demand, a second and the newest answer; unit tests cover it closely
     "at the ceiling": 1500,
     "several throttles in one epoch": 40,
+    "paused again before anything sent since the cut was accepted": 25,
   });
 });

@@ -6,7 +6,7 @@ import { expect, test } from "vitest";
 import { AdaptiveRates, createThrottledFetch, ManualClock } from "../../src/index.ts";
 import { AdaptiveLimiter } from "../../src/adaptive/limiter.ts";
 import { MAX_ADAPTIVE_RATE } from "../../src/adaptive/options.ts";
-import { createSimulatedFetch } from "../../src/testing.ts";
+import { createSimulatedFetch, LeakyBucketServer, type ServerModel, serveModel, type SimulatedServer, SlidingLogServer } from "../../src/testing.ts";
 
 const URL = "https://api.example.com/";
 const KEY = "https://api.example.com";
@@ -122,4 +122,55 @@ test("AdaptiveLimiter.onResponse: a delay or reset past maxDelay (default 60 s) 
   // Within it, the pause holds; a fetch passes its own maxRetryAfter.
   const limiter = new AdaptiveLimiter({ clock: new ManualClock(), maxRate: 10 });
   expect(limiter.onResponse(limiter.onSent(true), { status: 429, headers: new Headers({ "retry-after": "120" }) }, { maxDelay: 300_000 }).pauseMs).toBe(120_000);
+});
+
+/** Closed-loop callers through an adaptive fetch against a simulated server; the server's log of arrivals. */
+async function against(server: SimulatedServer, until: number, callers = 20) {
+  const clock = new ManualClock();
+  const simulated = createSimulatedFetch({ server, clock, latency: { min: 20, max: 80 }, seed: 1 });
+  const changes: { at: number; rate: number }[] = [];
+  const rates = new AdaptiveRates({ clock, wallClock: () => clock.now(), onChange: (c) => changes.push(c) });
+  const api = createThrottledFetch({ adaptive: rates, fetch: simulated, clock, wallClock: () => clock.now() });
+  const loop = async () => {
+    while (clock.now() < until) await (await api(URL)).arrayBuffer();
+  };
+  const all = Promise.all(Array.from({ length: callers }, loop));
+  await clock.runAll(Infinity);
+  await all;
+  const arrivals = simulated.stats.arrivals;
+  const between = (from: number, to: number) => arrivals.filter((a) => a.at >= from && a.at < to);
+  const refused = (from: number, to: number) => between(from, to).filter((a) => a.status === 429 || a.status === 503).length;
+  const rateAt = (at: number) => changes.filter((c) => c.at < at).at(-1)?.rate;
+  return { between, refused, rateAt };
+}
+
+/** `model` answering `status` (with `headers`) from `from` to `to` instead. */
+function outage(model: ServerModel, from: number, to: number, status: number, headers: Record<string, string> = {}): SimulatedServer {
+  const base = serveModel(model);
+  return { handle: (request, context) => (context.now >= from && context.now < to ? { status, headers } : base.handle(request, context)) };
+}
+
+test("an outage of 500s (no rate signal) never raises the rate: slow start does not run on in it, and no 429 storm follows", async () => {
+  const run = await against(outage(new SlidingLogServer({ limit: 10 }), 2000, 20_000, 500), 60_000);
+  // Before: slow start ran on to 262,144/s; 2,035–2,208 requests in the 18 s, then 46–50 % refused.
+  expect(run.between(2000, 20_000).length).toBeLessThanOrEqual(10 * 18);
+  expect(run.rateAt(20_000)!).toBeLessThanOrEqual(20);
+  const after = run.between(20_000, 25_000).length;
+  expect(run.refused(20_000, 25_000)).toBeLessThanOrEqual(0.1 * after);
+});
+
+test("a maintenance window (503 + Retry-After: 1 for 20 s) cuts once, not once per pause: the rate is back within a minute", async () => {
+  const run = await against(outage(new SlidingLogServer({ limit: 10 }), 20_000, 40_000, 503, { "retry-after": "1" }), 120_000);
+  const before = run.rateAt(20_000)!;
+  // Before: 12 cuts, to 0.17/s, and 90 % of the rate again only after about 460 s.
+  expect(run.rateAt(40_000)!).toBeGreaterThanOrEqual(0.6 * before);
+  expect(run.between(60_000, 120_000).filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(0.85 * 10 * 60);
+});
+
+test("nginx limit_req at its default status (a bare 503) is read as overload while other answers succeed: few refusals", async () => {
+  const run = await against(serveModel(new LeakyBucketServer({ rate: 10 })), 60_000);
+  const all = run.between(0, 60_000).length;
+  // Before: the 503s counted as accepted; 85 % of all requests were refused.
+  expect(run.refused(0, 60_000)).toBeLessThanOrEqual(0.03 * all);
+  expect(run.between(10_000, 60_000).filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(0.85 * 10 * 50); // as against nginx with 429s
 });
