@@ -325,6 +325,7 @@ export async function runAttempts(
   } finally {
     held?.discard();
     endHeldSlot();
+    config.budget?.end();
   }
 }
 

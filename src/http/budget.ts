@@ -2,8 +2,10 @@
  * RetryBudget: bounds retries across all callers, so a failing server is not hit by N× load.
  *
  * A token bucket in the style of Finagle's retry budget and gRPC's retry throttling, without a
- * clock: every call deposits `ratio` tokens (at most `max(reserve, 1)` are held), every retry withdraws one,
- * and a retry is allowed only while a whole token is left. So over any stretch of time,
+ * clock: every call deposits `ratio` tokens, every retry withdraws one, and a retry is allowed only
+ * while a whole token is left. At most `max(reserve, 1)` tokens are held, plus `ratio` for each call
+ * still in progress: 200 calls made at once hold room for 10 + 40 retries, not 10 (their deposits
+ * all land before any retry; a cap of the reserve alone threw them away). So over any stretch of time,
  *
  *     retries ≤ reserve + ratio × calls
  *
@@ -55,6 +57,8 @@ export class RetryBudget {
   /** The most tokens held: the reserve, but at least one whole token so a ratio alone can retry. */
   readonly #capacity: number;
   #tokens: number;
+  /** Calls that deposited and have not ended: each holds room for its `ratio`. */
+  #open = 0;
 
   /** Creates a budget; share one instance between throttled fetches to bound their retries together. */
   constructor(options?: RetryBudgetOptions) {
@@ -72,9 +76,23 @@ export class RetryBudget {
     return Math.floor(this.#tokens / SCALE);
   }
 
-  /** Records a call (its first attempt): earns `ratio` tokens, up to `max(reserve, 1)`. */
+  /**
+   * Records a call (its first attempt): earns `ratio` tokens, up to `max(reserve, 1)` plus `ratio`
+   * for each call in progress. Pair it with {@link RetryBudget.end} when the call is over.
+   */
   deposit(): void {
-    this.#tokens = Math.min(this.#capacity, this.#tokens + this.#ratio);
+    this.#open++;
+    this.#tokens = Math.min(this.#cap(), this.#tokens + this.#ratio);
+  }
+
+  /** Records the end of a call that deposited: the room it held goes (tokens beyond the rest's room with it). */
+  end(): void {
+    if (this.#open > 0) this.#open--;
+    this.#tokens = Math.min(this.#cap(), this.#tokens);
+  }
+
+  #cap(): number {
+    return this.#capacity + this.#ratio * this.#open;
   }
 
   /** Takes one token for a retry; `false` (and nothing taken) when less than one is left. */

@@ -15,6 +15,8 @@ import {
 } from "../../src/http/retry.ts";
 import { pauseFor, readServerSignals } from "../../src/http/throttle.ts";
 import { RetryBudget } from "../../src/http/budget.ts";
+
+type Op = "call" | "retry" | "end";
 import { DEFAULTS } from "../../src/defaults.ts";
 import { Reach } from "../reach.ts";
 
@@ -326,23 +328,35 @@ describe("properties", () => {
       fc.integer({ min: 0, max: 20 }),
       // true = a call, false = a retry attempt; retries as often as calls or three times as often,
       // so the budget runs dry in most runs and the bound is reached.
-      fc.oneof(fc.array(fc.boolean(), { minLength: 20, maxLength: 3000 }), fc.array(fc.constantFrom(true, false, false, false), { minLength: 20, maxLength: 3000 })),
+      // "end" = a call in progress ends (calls overlap: many may be in progress at once).
+      fc.oneof(
+        fc.array(fc.constantFrom<Op>("call", "retry", "end"), { minLength: 20, maxLength: 3000 }),
+        fc.array(fc.constantFrom<Op>("call", "retry", "retry", "retry", "end"), { minLength: 20, maxLength: 3000 }),
+      ),
       (thousandths, reserve, ops) => {
         reach.run();
         const budget = new RetryBudget({ ratio: thousandths / 1000, reserve });
         let calls = 0;
+        let open = 0;
         let retries = 0;
         let refused = false;
         let atBound = false;
-        for (const isCall of ops) {
-          if (isCall) {
+        for (const op of ops) {
+          if (op === "call") {
             calls++;
+            open++;
             budget.deposit();
+          } else if (op === "end") {
+            if (open === 0) continue;
+            open--;
+            budget.end();
           } else if (budget.tryWithdraw()) {
             retries++;
           } else {
             refused = true;
           }
+          // Held: at most the reserve (at least 1) plus `ratio` for each call in progress.
+          expect(budget.available * 1000).toBeLessThanOrEqual(Math.max(reserve, 1) * 1000 + thousandths * open);
           // Integer form of retries ≤ reserve + ratio × calls.
           expect(retries * 1000).toBeLessThanOrEqual(reserve * 1000 + thousandths * calls);
           atBound ||= retries > 0 && (reserve * 1000 + thousandths * calls) - retries * 1000 < 1000;
@@ -356,14 +370,26 @@ describe("properties", () => {
 
   test("RetryBudget: a quiet client keeps its reserve; a storm is held to the ratio", () => {
     const budget = new RetryBudget({ ratio: 0.2, reserve: 10 });
-    for (let i = 0; i < 1000; i++) budget.deposit();
+    for (let i = 0; i < 1000; i++) {
+      budget.deposit();
+      budget.end();
+    }
     expect(budget.available).toBe(10);
     let retries = 0;
     for (let i = 0; i < 1000; i++) {
       budget.deposit();
       if (budget.tryWithdraw()) retries++;
+      budget.end();
     }
-    // 10 + 0.2 × 1000, less the first deposit of the storm, which the full reserve could not hold.
-    expect(retries).toBe(209);
+    // 10 + 0.2 × 1000: each call's deposit is held while it is in progress.
+    expect(retries).toBe(210);
+  });
+
+  test("RetryBudget: calls made at once hold room for their deposits (10 + 0.2 × 200 retries, not 10), and it goes as they end", () => {
+    const budget = new RetryBudget({ ratio: 0.2, reserve: 10 });
+    for (let i = 0; i < 200; i++) budget.deposit();
+    expect(budget.available).toBe(50);
+    for (let i = 0; i < 200; i++) budget.end();
+    expect(budget.available).toBe(10);
   });
 });

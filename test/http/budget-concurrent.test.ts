@@ -1,0 +1,28 @@
+/**
+ * The retry budget's bound, retries ≤ reserve + ratio × calls, holds for calls made at once too — and
+ * is reached: before, the deposits of 200 concurrent calls were cut to the reserve (10 retries).
+ */
+import { expect, test } from "vitest";
+import { createThrottledFetch, ManualClock } from "../../src/index.ts";
+
+test("200 calls made at once against a failing server retry 10 + 0.2 × 200 of them, as the README's bound says", async () => {
+  for (const calls of [200, 2000]) {
+    const clock = new ManualClock();
+    const seen = new Set<string>();
+    let requests = 0;
+    // Each URL fails once (500), then succeeds: every call wants one retry.
+    const fetch = async (input: RequestInfo | URL) => {
+      requests++;
+      const url = String(input instanceof Request ? input.url : input);
+      if (seen.has(url)) return new Response("ok");
+      seen.add(url);
+      return new Response("down", { status: 500 });
+    };
+    const api = createThrottledFetch({ fetch, clock, limit: 1e6, interval: 1000 });
+    const done = Promise.all(Array.from({ length: calls }, (_, i) => api(`https://api.example.com/items/${i}`).then((r) => r.status)));
+    const statuses = await clock.runUntil(done, 600_000);
+    const retries = requests - calls;
+    expect(retries, `${calls} calls`).toBe(10 + 0.2 * calls);
+    expect(statuses.filter((s) => s === 200).length).toBe(retries);
+  }
+});
