@@ -16,6 +16,7 @@ import {
   RedisWindowLimiter,
 } from "../../src/redis.ts";
 import { describeRedis, type RedisServer, recordOf, startRedis } from "./server.ts";
+import { SCRIPTS } from "../../src/integrations/redis/scripts.ts";
 
 describeRedis("faults", () => {
   let server: RedisServer;
@@ -128,6 +129,48 @@ describeRedis("faults", () => {
       expect(await recordOf(admin, s.prefix, `${batch}/1`)).toBe("x");
     }, { timeout: 3000, interval: 20 });
     expect(await admin.zcard(`${s.prefix}w:w`)).toBe(0);
+  });
+
+  test("CLIENT PAUSE past the timeout of a tryAcquireAsync: it rejects, and the stalled reserve is given back (it kept its permits)", async () => {
+    const c = client();
+    await ready(c);
+    const s = store(c, { timeout: 150, retryAfterFailure: 0 });
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 10, interval: 60_000 });
+    expect(await limiter.tryAcquireAsync(1)).toBe(0);
+    await admin.client("PAUSE", 800, "WRITE");
+    await expect(limiter.tryAcquireAsync(5)).rejects.toBeInstanceOf(RedisUnavailableError);
+    // Before: the 5 permits stayed in the window once Redis ran the late script (a 9 then waited ~59 s).
+    await vi.waitFor(async () => {
+      const records = await admin.keys(`${s.prefix}r:*`);
+      const values = (await Promise.all(records.map(async (k) => (await admin.get(k))!.split(",")))).flat();
+      expect(values.filter((v) => v === "x")).toHaveLength(1);
+    }, { timeout: 3000, interval: 20 });
+    expect(await admin.zcard(`${s.prefix}w:w`)).toBe(1);
+    expect(await limiter.tryAcquireAsync(9)).toBe(0);
+  });
+
+  test("a cancel that cannot be sent (the connection down: a fail-fast client refuses it) is sent again until it refunds", async () => {
+    const c = client();
+    await ready(c);
+    const base = fromIoredis(c);
+    let refuse = 2; // the next two cancel calls fail as a fail-fast client's do while disconnected
+    const flaky = {
+      ...base,
+      evalsha: (sha: string, keys: readonly string[], args: readonly string[]) =>
+        sha === SCRIPTS.cancel.sha && refuse-- > 0 ? Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false")) : base.evalsha(sha, keys, args),
+    };
+    const errors: RedisErrorEvent[] = [];
+    const s = new RedisStore({ client: flaky, name: `fault-${family++}`, retryAfterFailure: 0, onError: (e) => errors.push(e) });
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 10, interval: 60_000 });
+    await limiter.acquire(10);
+    const controller = new AbortController();
+    const booked = limiter.acquire(5, { signal: controller.signal }).catch((e: unknown) => e);
+    await vi.waitFor(async () => expect(await admin.zcard(`${s.prefix}w:w`)).toBe(2), { timeout: 2000, interval: 10 }); // booked for t + 60 s
+    controller.abort();
+    expect(await booked).toBeInstanceOf(DOMException);
+    // Before: the cancel was tried once; the 5 permits stayed booked for a minute.
+    await vi.waitFor(async () => expect(await admin.zcard(`${s.prefix}w:w`)).toBe(1), { timeout: 3000, interval: 20 });
+    expect(errors.filter((e) => e.operation === "cancel")).toHaveLength(2);
   });
 
   test("a settle whose reply never came (CLIENT PAUSE past the timeout) applies once, even sent again", async () => {

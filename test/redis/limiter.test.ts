@@ -324,6 +324,17 @@ describeRedis("Redis limiters: the local queue in virtual time", () => {
     expect(() => w.acquire(4)).toThrow("`permits` must be at most 3 for this limiter (it can never grant more), got 4");
     expect(() => w.acquire(1.5)).toThrow("`permits` must be a positive integer, got 1.5");
     expect(() => w.pause(-1)).toThrow(RangeError);
+    // Past what the scripts can hold (red-team: each broke the key for every process, `unexpected value in a sluice script reply`).
+    expect(() => w.pause(8e12)).toThrow("`ms` must be at most 1e12 (about 31 years) in Redis, got 8000000000000");
+    const s = new RedisSmoothLimiter({ store, key: "s", limit: 30_000, interval: 60_000 });
+    expect(() => s.acquire(4e12)).toThrow("`permits` must be at most 500000000000 for this limiter (it can never grant more), got 4000000000000");
+    expect(() => s.acquire(2 ** 53 - 1)).toThrow(RangeError);
+    // A key ending like another key's companions (smooth `y:q` would be `y`'s queue; window `x:m` its pause).
+    for (const key of ["y:q", "y:b", "x:m"]) {
+      expect(() => new RedisSmoothLimiter({ store, key, limit: 1 })).toThrow(`\`key\` must not end with ":q", ":b" or ":m" (the suffixes of a key's own companions), got "${key}"`);
+      expect(() => new RedisWindowLimiter({ store, key, limit: 1, interval: 1000 })).toThrow(RangeError);
+    }
+    expect(() => new RedisWindowLimiter({ store, key: "api:users", limit: 1, interval: 1000 })).not.toThrow();
   });
 
   test("the node-redis adapter runs the same scripts (EVALSHA, EVAL after NOSCRIPT)", async () => {

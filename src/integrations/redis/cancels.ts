@@ -11,13 +11,23 @@ import { MAX_BATCH, MAX_IN_FLIGHT } from "./batch.ts";
 import type { Amounts, PolicyCalls } from "./calls.ts";
 import { parseBatchReply } from "./client.ts";
 import type { Reply } from "./store.ts";
+import { RedisUnavailableError } from "./errors.ts";
+import type { TimerHandle } from "../../clock.ts";
 
 /** A queued cancel (or settle, with its actual cost): its reservation id and how to tell its caller the call is over. */
 interface Pending {
   readonly id: string;
   readonly actual: Amounts | undefined;
   readonly done: (reply: Reply | undefined) => void;
+  /** A cancel's first failed send (store clock ms): it is sent again until `cancelGrace` has passed. */
+  failedAt?: number;
 }
+
+/** The first wait before a failed cancel is sent again, ms; doubled each time, up to {@link RETRY_MAX_MS}. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 1000;
+
+function noReply(): void {}
 
 /**
  * The cancel queue of one limiter.
@@ -34,6 +44,10 @@ export class CancelBatcher {
   #queue: Pending[] = [];
   #inFlight = 0;
   #scheduled = false;
+  /** Cancels whose call failed, waiting to be sent again (see {@link CancelBatcher.cancel}). */
+  #retries: Pending[] = [];
+  #retryTimer: TimerHandle | undefined = undefined;
+  #retryWait = RETRY_FIRST_MS;
 
   constructor(calls: PolicyCalls) {
     this.#calls = calls;
@@ -42,7 +56,10 @@ export class CancelBatcher {
   /**
    * Gives reservation `id` back; best effort: a failure goes to `onError` (a lost cancel only wastes
    * capacity, never lets more through). Resolves with the script's reply, or `undefined` when the
-   * call failed; never rejects.
+   * call failed; never rejects. A failed cancel is sent again in the background (100 ms, doubling
+   * to 1 s) until the store's `cancelGrace` has passed — while the reservation's record still lets
+   * it refund: a connection down at that moment (a fail-fast client refuses to queue it) must not
+   * keep the permits taken. Cancels are idempotent, so a resend never refunds twice.
    */
   cancel(id: string): Promise<Reply | undefined> {
     return new Promise((done) => {
@@ -91,13 +108,37 @@ export class CancelBatcher {
       (replies) => this.#finish(items, replies),
       (error) => {
         store.report("cancel", error);
+        this.#retry(items.filter((item) => item.actual === undefined), error);
         this.#finish(items, undefined);
       },
     );
   }
 
+  /** Schedules the failed cancels among `items` to be sent again, while their grace lasts. */
+  #retry(items: readonly Pending[], error: unknown): void {
+    if (!(error instanceof RedisUnavailableError)) return; // a misconfiguration: sending again cannot help
+    const store = this.#calls.store;
+    const now = store.clock.now();
+    for (const item of items) {
+      const failedAt = item.failedAt ?? now;
+      if (now - failedAt < store.cancelGrace) this.#retries.push({ id: item.id, actual: undefined, done: noReply, failedAt });
+    }
+    if (this.#retries.length === 0 || this.#retryTimer !== undefined) return;
+    const wait = this.#retryWait;
+    this.#retryWait = Math.min(RETRY_MAX_MS, wait * 2);
+    const timer = store.clock.setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#queue.push(...this.#retries.splice(0));
+      this.#schedule();
+    }, wait);
+    // Not a reason to keep a process alive: if it exits, the record's expiry frees the permits.
+    (timer as { unref?: () => unknown }).unref?.();
+    this.#retryTimer = timer;
+  }
+
   #finish(items: readonly Pending[], replies: readonly Reply[] | undefined): void {
     this.#inFlight--;
+    if (replies !== undefined) this.#retryWait = RETRY_FIRST_MS;
     items.forEach((item, i) => item.done(replies?.[i]));
     if (this.#queue.length > 0) this.#schedule();
   }

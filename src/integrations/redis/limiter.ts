@@ -35,6 +35,13 @@ import { Probe } from "./waiter.ts";
 import { RedisQueue } from "./queue.ts";
 import type { RedisReservation } from "./reservation.ts";
 
+/**
+ * The longest interval, pause and time between two permits the scripts take: 1e12 ms (about 31
+ * years). Times are whole µs in Lua doubles, exact up to 2^53 µs (285 years of epoch time), and key
+ * expiries are whole ms: longer spans would reach Redis as `1e+…` and fail every call. @internal
+ */
+export const MAX_SPAN_MS = 1e12;
+
 export type { PolicySpec } from "./calls.ts";
 
 /** Options every Redis limiter accepts. */
@@ -86,7 +93,9 @@ export abstract class RedisLimiter implements Limiter {
     this.specs = specs;
     this.#maxWait = nonNegativeOrInfinity("maxWait", options.maxWait ?? Infinity);
     this.#maxQueue = nonNegativeOrInfinity("maxQueue", options.maxQueue ?? Infinity);
-    this.#maxPermits = Math.min(...specs.map((s) => (s.kind === "w" ? s.limit : Infinity)));
+    // A window holds at most its limit; a smooth key's debt must stay within the scripts' span (a
+    // larger ask would push every later grant past what Redis can hold and break the key for the fleet).
+    this.#maxPermits = Math.min(...specs.map((s) => (s.kind === "w" ? s.limit : Math.floor((MAX_SPAN_MS * s.limit) / s.interval))));
     this.#failure = options.failure === undefined ? store.failure : checkFailure(options.failure);
     this.#queue = new RedisQueue(store, specs, this.#failure, () => this.fallbackLimiter(), dimensions);
   }
@@ -281,6 +290,7 @@ export abstract class RedisLimiter implements Limiter {
    */
   pause(ms: number): void {
     nonNegativeFinite("ms", ms);
+    if (ms > MAX_SPAN_MS) throw new RangeError(`\`ms\` must be at most 1e12 (about 31 years) in Redis, got ${ms}`);
     if (ms === 0) return;
     void this.#queue.pause(ms);
   }

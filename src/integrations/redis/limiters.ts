@@ -11,7 +11,7 @@ import type { GatedLimiter } from "../../limiters/limiter.ts";
 import { SmoothLimiter } from "../../limiters/smooth.ts";
 import { WindowLimiter } from "../../limiters/window.ts";
 import { describeValue, keysOf, nonNegativeFinite, onlyKnown, optionsObject, positiveFinite, positiveInteger } from "../../validate.ts";
-import { type PolicySpec, RedisLimiter, type RedisLimiterOptions } from "./limiter.ts";
+import { MAX_SPAN_MS, type PolicySpec, RedisLimiter, type RedisLimiterOptions } from "./limiter.ts";
 import { checkName, RedisStore } from "./store.ts";
 import { dimensionsOf } from "./dimensions.ts";
 
@@ -21,11 +21,17 @@ function checkStore(value: unknown): RedisStore {
 }
 
 /**
- * The longest interval, and the longest time between two permits, the scripts take: 1e12 ms (about
- * 31 years). Times are whole µs in Lua doubles, exact up to 2^53 µs (285 years of epoch time), and
- * key expiries are whole ms: longer spans would reach Redis as `1e+…` and fail every call.
+ * A limiter's key: a name (see `checkName`) that does not end like the keys a limiter keeps beside
+ * its own (`<key>:q`, `<key>:b` of a smooth key, `<key>:m` of a window's pause): a key `y:q` would
+ * be key `y`'s queue.
  */
-const MAX_SPAN_MS = 1e12;
+function checkKey(value: unknown): string {
+  const key = checkName("key", value);
+  if (/:[qbm]$/.test(key)) {
+    throw new RangeError(`\`key\` must not end with ":q", ":b" or ":m" (the suffixes of a key's own companions), got ${describeValue(key)}`);
+  }
+  return key;
+}
 
 function intervalUs(interval: number): number {
   const us = Math.round(interval * 1000);
@@ -81,7 +87,7 @@ export class RedisSmoothLimiter extends RedisLimiter {
       "store", "key", "limit", "interval", "burst", "initialPermits", "maxWait", "maxQueue", "failure",
     ));
     const store = checkStore(o.store);
-    const key = checkName("key", o.key);
+    const key = checkKey(o.key);
     const limit = positiveFinite("limit", o.limit);
     const interval = positiveFinite("interval", o.interval ?? LIMITER_DEFAULTS.interval);
     const burst = nonNegativeFinite("burst", o.burst ?? LIMITER_DEFAULTS.burst);
@@ -148,7 +154,7 @@ export class RedisWindowLimiter extends RedisLimiter {
     const o = optionsObject("options", options);
     onlyKnown("RedisWindowLimiter", o, keysOf<RedisWindowLimiterOptions>()("store", "key", "limit", "interval", "maxWait", "maxQueue", "failure"));
     const store = checkStore(o.store);
-    const key = checkName("key", o.key);
+    const key = checkKey(o.key);
     const limit = positiveInteger("limit", o.limit);
     const interval = positiveFinite("interval", o.interval);
     const spec: PolicySpec = { kind: "w", key, limit, interval, intervalUs: intervalUs(interval), burst: 0, initial: 0 };

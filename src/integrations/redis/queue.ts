@@ -231,8 +231,11 @@ export class RedisQueue {
       else this.#onReply(item, item.id, reply);
     },
     fail: (item, error, sent) => {
-      if (item instanceof Probe) item.reject(error);
-      else this.#onFailure(item, item.id, error, sent);
+      if (item instanceof Probe) {
+        // A probe sent whose answer was lost may still have been granted: void it, as a waiter's.
+        if (sent && error instanceof RedisUnavailableError) this.cancel(item.id);
+        item.reject(error);
+      } else this.#onFailure(item, item.id, error, sent);
     },
     broken: (item, error) => {
       if (item instanceof Probe) {
