@@ -12,6 +12,7 @@ import type { Clock } from "../clock.ts";
 import { KeyedLimiter } from "../limiters/keyed.ts";
 import type { AcquireOptions } from "../limiters/limiter.ts";
 import type { Reservation } from "../limiters/reservation.ts";
+import { PROBE } from "../limiters/waiter.ts";
 import { MaxWaitExceededError } from "../errors.ts";
 import { keysOf, onlyKnown, optionsObject, requireFunction } from "../validate.ts";
 import type { RateChange } from "./controller.ts";
@@ -213,7 +214,9 @@ export async function admitAdaptive(
   let reservation: Reservation | undefined;
   if (!waited) {
     try {
-      reservation = await limiter.reserve(1, { maxWait: 0, ...(options.signal !== undefined && { signal: options.signal }) });
+      // A probe ("would this wait?"), not a caller turned away: left out of the limiter's refusals.
+      const probe = { maxWait: 0, [PROBE]: true, ...(options.signal !== undefined && { signal: options.signal }) };
+      reservation = await limiter.reserve(1, probe as AcquireOptions);
     } catch (error) {
       if (!(error instanceof MaxWaitExceededError)) throw error;
       waited = true;

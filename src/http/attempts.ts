@@ -155,8 +155,10 @@ export async function runAttempts(
       const slotWaitOver = costs?.maxConcurrent !== undefined || (limiter !== undefined && holdsSlots(limiter)) ? waitForSlot() : undefined;
       try {
         if (adaptive !== undefined) {
-          const options = config.maxWait === undefined ? { signal: callSignal } : { signal: callSignal, maxWait: config.maxWait };
-          admitted = await admitAdaptive(adaptive, options, ceiling);
+          // The call's priority, and on a retry its place, hold at the learned rate too (they are
+          // the attempt's schedule options).
+          const { permits: _, countFrom: __, ...admit } = options;
+          admitted = await admitAdaptive(adaptive, admit, ceiling);
         }
         const queuedAt = adaptive === undefined ? 0 : clock.now(); // read only with `adaptive`
         const send = async () => {
@@ -170,7 +172,7 @@ export async function runAttempts(
           if (adaptive !== undefined && (admitted!.passed || clock.now() - queuedAt >= 1) && mustPace(adaptive, ceiling)) {
             let again: Admission;
             try {
-              again = await admitAdaptive(adaptive, { signal: callSignal }, ceiling);
+              again = await admitAdaptive(adaptive, priority === 0 ? { signal: callSignal } : { signal: callSignal, priority }, ceiling);
             } catch (error) {
               throw callSignal?.aborted ? new Unstarted(error) : error; // not sent: the grant goes back
             }

@@ -24,7 +24,7 @@ import { amountAt } from "./scan.ts";
 import { grantsOnArrival } from "./predict.ts";
 import { checkPriority } from "./priority.ts";
 import { addInFlight, grantedAtOnce, refused } from "./stats.ts";
-import { arrivalOf, Waiter, type WaitQueue } from "./waiter.ts";
+import { arrivalOf, PROBE, Waiter, type WaitQueue } from "./waiter.ts";
 import { abortReason } from "./signals.ts";
 import { MaxWaitExceededError, QueueFullError } from "../errors.ts";
 import { checkPermits, describeValue, nonNegativeInteger, nonNegativeOrInfinity, optionalSignal, optionsObject } from "../validate.ts";
@@ -302,7 +302,7 @@ export function reserveOn(context: ReserveContext, permits: unknown, options: Re
   if (maxWait !== Infinity) {
     const wait = gate.predict(queue, ask.permits, now, ask.amounts, priority, maxWait);
     if (wait > maxWait) {
-      refused(queue, ask.permits, "maxWait", wait);
+      if ((opts as { [PROBE]?: unknown })[PROBE] !== true) refused(queue, ask.permits, "maxWait", wait);
       return Promise.reject(new MaxWaitExceededError(wait, maxWait));
     }
   }

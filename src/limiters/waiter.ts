@@ -43,6 +43,18 @@ export function newArrival(): number {
 export const ARRIVAL: unique symbol = Symbol("sluice.arrival");
 
 /**
+ * An options key (internal): `true` marks a `maxWait` refusal as a probe's — "would this wait?" —
+ * not a caller turned away, so the limiter's `refused` count and `refuse` event leave it out (the
+ * adaptive fetch asks its learned rate so before every attempt).
+ *
+ * @example
+ * ```ts
+ * await limiter.reserve(1, { maxWait: 0, [PROBE]: true } as ReserveOptions); // MaxWaitExceededError, uncounted
+ * ```
+ */
+export const PROBE: unique symbol = Symbol("sluice.probe");
+
+/**
  * The arrival number an options object asks for (see {@link ARRIVAL}), or undefined.
  * @internal
  *

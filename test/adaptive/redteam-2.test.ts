@@ -174,3 +174,50 @@ test("nginx limit_req at its default status (a bare 503) is read as overload whi
   expect(run.refused(0, 60_000)).toBeLessThanOrEqual(0.03 * all);
   expect(run.between(10_000, 60_000).filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(0.85 * 10 * 50); // as against nginx with 429s
 });
+
+test("with adaptive, a call's priority holds at the learned rate (it went last: 20 s behind 40 low-priority calls)", async () => {
+  for (const told of [{ limit: 2 }, {}]) {
+    const clock = new ManualClock();
+    const order: string[] = [];
+    const fetch = async (input: RequestInfo | URL) => {
+      order.push(new globalThis.URL(String(input instanceof Request ? input.url : input)).searchParams.get("p")!);
+      await new Promise<void>((resolve) => clock.setTimeout(() => resolve(), 30));
+      return new Response("ok");
+    };
+    const api = createThrottledFetch({ ...told, adaptive: { initialRate: 2 }, fetch, clock, wallClock: () => clock.now() });
+    const lows = Array.from({ length: 40 }, (_, i) => api(`${URL}?p=low${i}`, { priority: "low" }).then((r) => r.arrayBuffer()));
+    await clock.advance(100);
+    const high = api(`${URL}?p=HIGH`, { priority: "high" }).then((r) => r.arrayBuffer());
+    await clock.runUntil(high, 1e7);
+    expect(order.indexOf("HIGH"), JSON.stringify(told)).toBeLessThanOrEqual(2);
+    await clock.runUntil(Promise.all(lows), 1e7);
+  }
+});
+
+test("with adaptive, a retry keeps its place at the learned rate (it went behind 500 later callers: 50 s)", async () => {
+  const clock = new ManualClock();
+  let n = 0;
+  const fetch = async () => (++n === 1 ? new Response("busy", { status: 503 }) : new Response("ok"));
+  const api = createThrottledFetch({
+    limit: 10, adaptive: true, fetch, clock, wallClock: () => clock.now(), random: () => 0, retry: { backoff: { base: 1 } },
+  });
+  const first = api(`${URL}first`).then(async (r) => [r.status, clock.now()]);
+  const rest = Array.from({ length: 500 }, () => api(`${URL}x`).then((r) => r.arrayBuffer()));
+  const [status, at] = await clock.runUntil(first, 1e7);
+  expect(status).toBe(200);
+  expect(at).toBeLessThanOrEqual(1000);
+  await clock.runUntil(Promise.all(rest), 1e7);
+});
+
+test("the learned rate's own probe is no refusal: 20 calls that all went count 0 refused (it counted 19, with 19 refuse events)", async () => {
+  const clock = new ManualClock();
+  const rates = new AdaptiveRates({ clock, wallClock: () => clock.now() });
+  const api = createThrottledFetch({ adaptive: rates, fetch: async () => new Response("ok"), clock, wallClock: () => clock.now() });
+  const limiter = rates.get(KEY);
+  let refuseEvents = 0;
+  limiter.events.addEventListener("refuse", () => refuseEvents++);
+  const statuses = await clock.runUntil(Promise.all(Array.from({ length: 20 }, () => api(URL).then((r) => r.status))));
+  expect(statuses.every((s) => s === 200)).toBe(true);
+  expect(limiter.stats()).toMatchObject({ granted: 20, refused: 0 });
+  expect(refuseEvents).toBe(0);
+});
