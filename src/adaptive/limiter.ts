@@ -83,6 +83,8 @@ export class AdaptiveLimiter implements Limiter {
   #pausedUntil = -Infinity;
   /** When a request was last sent or answered (see `isIdle`). */
   #lastUsed = -Infinity;
+  /** The told limit last followed (see {@link AdaptiveLimiter.follow}): the one made with, at first. */
+  #followed: number;
 
   /**
    * Creates the limiter at the controller's starting rate, nothing queued.
@@ -95,6 +97,7 @@ export class AdaptiveLimiter implements Limiter {
     this.#onChange = o.onChange === undefined ? undefined : requireFunction("onChange", o.onChange);
     this.#wallClock = o.wallClock === undefined ? Date.now : requireFunction("wallClock", o.wallClock);
     this.#controller = new AdaptiveController(pickAdaptive(o), clock.now());
+    this.#followed = this.#controller.ceiling;
     this.#clock = clock;
     this.#inner = new SmoothLimiter({
       limit: this.#controller.rate,
@@ -218,6 +221,17 @@ export class AdaptiveLimiter implements Limiter {
       throw new RangeError(`\`interval\` must be a finite number of ms, at least 0.001 (1 µs), got ${describeValue(interval)}`);
     }
     this.#apply({ change: this.#controller.setMaxRate((o.limit * 1000) / interval, this.#clock.now()), pauseMs: 0 });
+  }
+
+  /**
+   * @internal Follows the told limit (requests per second) when it changed since the last call, as
+   * {@link AdaptiveLimiter.setLimit} does: the fetch passes its limiter's rate on every attempt, so
+   * a `setLimit` there reaches the learned rate.
+   */
+  follow(told: number): void {
+    if (told === this.#followed) return;
+    this.#followed = told;
+    this.#apply({ change: this.#controller.setMaxRate(told, this.#clock.now()), pauseMs: 0 });
   }
 
   /**

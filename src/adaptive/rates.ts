@@ -135,11 +135,15 @@ export class AdaptiveRates {
    */
   get(key: string, ceiling = Infinity): AdaptiveLimiter {
     this.#ceiling = ceiling;
+    let limiter: AdaptiveLimiter;
     try {
-      return this.#keys.get(key);
+      limiter = this.#keys.get(key);
     } finally {
       this.#ceiling = Infinity;
     }
+    // The told limit changed since the key was made (`setLimit` on the fetch's limiter): follow it.
+    if (ceiling !== Infinity) limiter.follow(Math.min(this.#options.maxRate ?? Infinity, ceiling, MAX_ADAPTIVE_RATE));
+    return limiter;
   }
 
   /**

@@ -3,7 +3,7 @@
  * own log as the judge): each failed before its fix.
  */
 import { expect, test } from "vitest";
-import { AdaptiveRates, createThrottledFetch, ManualClock } from "../../src/index.ts";
+import { AdaptiveRates, createThrottledFetch, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
 import { AdaptiveLimiter } from "../../src/adaptive/limiter.ts";
 import { MAX_ADAPTIVE_RATE } from "../../src/adaptive/options.ts";
 import { createSimulatedFetch, LeakyBucketServer, type ServerModel, serveModel, type SimulatedServer, SlidingLogServer } from "../../src/testing.ts";
@@ -220,4 +220,24 @@ test("the learned rate's own probe is no refusal: 20 calls that all went count 0
   expect(statuses.every((s) => s === 200)).toBe(true);
   expect(limiter.stats()).toMatchObject({ granted: 20, refused: 0 });
   expect(refuseEvents).toBe(0);
+});
+
+test("with adaptive, setLimit on the fetch's own limiter reaches the learned rate (it stayed at the old 10/s)", async () => {
+  for (const make of [(clock: ManualClock) => new WindowLimiter({ limit: 10, interval: 1000, clock }), (clock: ManualClock) => new SmoothLimiter({ limit: 10, clock })]) {
+    const clock = new ManualClock();
+    const simulated = createSimulatedFetch({ server: serveModel(new SlidingLogServer({ limit: 40 })), clock, latency: { min: 20, max: 80 }, seed: 1 });
+    const limiter = make(clock);
+    const api = createThrottledFetch({ limiter, adaptive: true, fetch: simulated, clock, wallClock: () => clock.now() });
+    const loop = async () => {
+      while (clock.now() < 60_000) await (await api(URL)).arrayBuffer();
+    };
+    const all = Promise.all(Array.from({ length: 60 }, loop));
+    await clock.advance(20_000);
+    limiter.setLimit({ limit: 40 });
+    await clock.runAll(Infinity);
+    await all;
+    const ok = simulated.stats.arrivals.filter((a) => a.at >= 30_000 && a.status === 200).length / 30;
+    expect(ok, limiter.constructor.name).toBeGreaterThanOrEqual(0.95 * 40);
+    expect(simulated.stats.arrivals.filter((a) => a.status === 429)).toHaveLength(0);
+  }
 });
