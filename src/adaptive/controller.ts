@@ -246,7 +246,9 @@ export class AdaptiveController {
       // cutting again on each would spiral to the floor and take minutes to climb back. Bare 503s
       // cut only between successes (the first too: at start they may be an outage).
       const unproven = this.#acceptedSinceCut === 0 && (!outcome.throttled || (this.#epoch > 0 && pauseMs > 0));
-      if (tag.epoch === this.#epoch && !unproven) change = this.#cut(tag, now, cap) ?? change;
+      // A 503 (not a 429) says "overloaded" or "down for a moment", not "over your quota": it cuts
+      // for relief but never lowers the rate known to work (see `#cut`).
+      if (tag.epoch === this.#epoch && !unproven) change = this.#cut(tag, now, cap, outcome.status === 503) ?? change;
       // After the cut: the pause it starts is where the next window's estimate starts.
       if (pauseMs > 0) this.#windows.pausedFrom(now + pauseMs, this.#sent);
     } else {
@@ -300,7 +302,7 @@ export class AdaptiveController {
     return this.#set(Math.max(this.#floor(), ceiling), "server-limit", now);
   }
 
-  #cut(tag: SendTag, now: number, cap = Infinity): RateChange | undefined {
+  #cut(tag: SendTag, now: number, cap = Infinity, soft = false): RateChange | undefined {
     const rate = this.#rate;
     const measured = Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
     const known = this.#known;
@@ -347,6 +349,14 @@ export class AdaptiveController {
     // unless the server now accepts much less (its limit dropped).
     const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
     const next = floor(base * cutFactor(this.#o.decrease, measured, rate));
+    if (soft && known !== undefined) {
+      // A 503 on the curve: relief now, then back toward the rate known to work, which stays — a
+      // backend failing one request in ten at random would otherwise lower it at every failure,
+      // to nothing (0.35/s against a 10/s server). A 503 that the rate causes comes back as the
+      // rate climbs, and cuts again there.
+      this.#startCurve(known);
+      return this.#set(next, "throttled", now, true);
+    }
     if (known !== undefined && rate <= known * 1.001) {
       // Overloaded at or below the rate believed to work: that belief was wrong (the limit dropped,
       // or a server's burst hid an earlier overshoot). Climbing back to it would overload again, so

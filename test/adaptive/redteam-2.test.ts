@@ -6,7 +6,7 @@ import { expect, test } from "vitest";
 import { AdaptiveRates, createThrottledFetch, ManualClock, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
 import { AdaptiveLimiter } from "../../src/adaptive/limiter.ts";
 import { MAX_ADAPTIVE_RATE } from "../../src/adaptive/options.ts";
-import { createSimulatedFetch, LeakyBucketServer, type ServerModel, serveModel, type SimulatedServer, SlidingLogServer } from "../../src/testing.ts";
+import { createSimulatedFetch, LeakyBucketServer, SeededRandom, type ServerModel, serveModel, type SimulatedServer, SlidingLogServer, TokenBucketServer } from "../../src/testing.ts";
 
 const URL = "https://api.example.com/";
 const KEY = "https://api.example.com";
@@ -239,5 +239,25 @@ test("with adaptive, setLimit on the fetch's own limiter reaches the learned rat
     const ok = simulated.stats.arrivals.filter((a) => a.at >= 30_000 && a.status === 200).length / 30;
     expect(ok, limiter.constructor.name).toBeGreaterThanOrEqual(0.95 * 40);
     expect(simulated.stats.arrivals.filter((a) => a.status === 429)).toHaveLength(0);
+  }
+});
+
+test("a backend failing one request in ten at random with 503 + Retry-After: told the limit, adaptive finishes within 1.5x of the limiter alone (it spiralled to 0.4/s: 2.5-3.2x)", async () => {
+  const finish = async (adaptive: boolean, seed: number) => {
+    const clock = new ManualClock();
+    const base = serveModel(new TokenBucketServer({ limit: 10, burst: 5 }));
+    const random = new SeededRandom(seed);
+    const server: SimulatedServer = {
+      handle: (request, context) => (random.next() < 0.1 ? { status: 503, headers: { "retry-after": "2" } } : base.handle(request, context)),
+    };
+    const simulated = createSimulatedFetch({ server, clock, latency: { min: 20, max: 80 }, seed });
+    const limiter = new SmoothLimiter({ limit: 10, burst: 3, initialPermits: 0, clock });
+    const api = createThrottledFetch({ limiter, ...(adaptive && { adaptive: true }), fetch: simulated, clock, wallClock: () => clock.now() });
+    const all = Promise.all(Array.from({ length: 100 }, (_, i) => api(`${URL}p/${i}`).then((r) => r.arrayBuffer())));
+    await clock.runUntil(all, 1e8);
+    return clock.now();
+  };
+  for (const seed of [1, 2, 3]) {
+    expect(await finish(true, seed), `seed ${seed}`).toBeLessThanOrEqual(1.5 * (await finish(false, seed)));
   }
 });
