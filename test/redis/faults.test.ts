@@ -173,6 +173,20 @@ describeRedis("faults", () => {
     expect(errors.filter((e) => e.operation === "cancel")).toHaveLength(2);
   });
 
+  test("tryAcquireAsync right after pause() is not granted inside the pause, even when the pause script must be loaded first (NOSCRIPT)", async () => {
+    const c = client();
+    await ready(c);
+    const s = store(c);
+    for (const limiter of [new RedisWindowLimiter({ store: s, key: "w", limit: 10, interval: 1000 }), new RedisSmoothLimiter({ store: s, key: "s", limit: 10, burst: 5 })]) {
+      await limiter.acquire(1);
+      await admin.script("FLUSH");
+      await limiter.tryAcquireAsync(1); // the reserve script is loaded again, the pause script not
+      limiter.pause(5000);
+      // Before: 0 (granted), the probe having overtaken the pause's EVAL resend.
+      expect(await limiter.tryAcquireAsync(1)).toBeGreaterThan(4900);
+    }
+  });
+
   test("a settle whose reply never came (CLIENT PAUSE past the timeout) applies once, even sent again", async () => {
     const c = client();
     await ready(c);

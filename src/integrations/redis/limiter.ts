@@ -233,6 +233,10 @@ export abstract class RedisLimiter implements Limiter {
   async tryAcquireAsync(permits: number = 1): Promise<number> {
     this.#checkPermits(permits);
     const queue = this.#queue;
+    // This process paused the limiter and the pause is not over: nothing is granted before it ends,
+    // whatever Redis would answer a probe that overtook the pause (a NOSCRIPT resend reorders them).
+    const paused = queue.pausedUntil - queue.clock.now();
+    if (paused > 0) return Math.ceil(paused);
     if (!this.store.isDown()) {
       try {
         const probe = new Probe(permits);
