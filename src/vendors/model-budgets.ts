@@ -60,6 +60,9 @@ class Model<D extends string> {
   synced = 0;
 }
 
+/** Models kept before a new one first forgets the idle ones; then twice as many as were left. */
+const MIN_SWEEP = 64;
+
 /** A grant whose reservation never claimed its place (made outside the profile) is dropped after this. */
 const PLACE_TTL = 2 * MINUTE;
 
@@ -110,6 +113,8 @@ export class ModelBudgets<D extends string> {
   #keyed: Request | undefined = undefined;
   readonly #grants = new WeakMap<Request, Grant>();
   readonly keyed: KeyedLimiter<string>;
+  /** The number of models at which the next new one first forgets those at rest (see `#forgetIdle`). */
+  #sweepAt = MIN_SWEEP;
 
   /**
    * @param limits each model's limits by dimension; the first dimension must be asked ≥ 1 by every
@@ -173,9 +178,34 @@ export class ModelBudgets<D extends string> {
     return { ...dimensions, concurrent: slots };
   }
 
+  /** Models whose budgets are kept (a test's view). @internal */
+  get models(): number {
+    return this.#models.size;
+  }
+
+  /**
+   * Forgets every model at rest: no combination of it left in `keyed` (evicted, so no reservation
+   * open), nothing queued, and every member as a fresh one would be (its window empty, its mirror
+   * full, its slots free) — so a model made again later lets through no more than this one would.
+   * Without this, each distinct `model` name (a fine-tuned model per job, or one a client chose)
+   * kept its budgets for good: about 8 KB each.
+   */
+  #forgetIdle(): void {
+    for (const [name, model] of this.#models) {
+      if (this.keyed.peek(name) !== undefined || model.pending.size > 0) continue;
+      const members = Object.keys(model.windows) as D[];
+      if (!members.every((d) => model.windows[d].isIdle() && model.mirrors[d].isIdle())) continue;
+      if (!(this.#slots.get(name)?.isIdle() ?? true)) continue;
+      this.#models.delete(name);
+      this.#slots.delete(name);
+    }
+    this.#sweepAt = Math.max(MIN_SWEEP, 2 * this.#models.size);
+  }
+
   #model(name: string): Model<D> {
     let model = this.#models.get(name);
     if (model !== undefined) return model;
+    if (this.#models.size >= this.#sweepAt) this.#forgetIdle();
     model = new Model<D>();
     const clock = this.#clock === undefined ? {} : { clock: this.#clock };
     const dimensions = Object.entries(this.#limits(name)) as [D, number][];
