@@ -187,7 +187,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
   const costs = resolveCosts(o);
   let slotsOf: ResolvedOptions["slotsOf"];
   if (costs?.maxConcurrent !== undefined) {
-    const slots = concurrencyFor(keyed === undefined ? limiter : undefined, costs.maxConcurrent, clock);
+    const slots = concurrencyFor(keyed === undefined ? limiter : undefined, costs.maxConcurrent, clock, keyed);
     if (keyed === undefined) limiter = slots(undefined, "");
     else slotsOf = slots;
   }

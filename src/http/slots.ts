@@ -111,6 +111,7 @@ export function concurrencyFor(
   single: Limiter | undefined,
   limit: number,
   clock: Clock,
+  keyed?: KeyedLimiter<string>,
 ): (limiter: Limiter | undefined, key: string) => Limiter {
   if (single !== undefined) {
     const rate = gated(single);
@@ -119,7 +120,8 @@ export function concurrencyFor(
   }
   // A key's slots run on its limiter's clock (a combination's members share one).
   let clockOfNew = clock;
-  const slots = new KeyedLimiter({ create: () => new ConcurrencyLimiter({ limit, clock: clockOfNew }) });
+  // Forgotten as the user's keys are (their `maxKeys`, `idleTimeout` and clock), not on defaults of their own.
+  const slots = new KeyedLimiter({ create: () => new ConcurrencyLimiter({ limit, clock: clockOfNew }), ...keyed?.eviction });
   const pairs = new WeakMap<GatedLimiter, WeakMap<GatedLimiter, CombinedLimiter>>();
   let alone: CombinedLimiter | undefined;
   return (limiter, key) => {

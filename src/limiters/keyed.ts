@@ -101,6 +101,7 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
   readonly #create: (key: K) => L;
   readonly #maxKeys: number;
   readonly #idleTimeout: number;
+  readonly #clock: Clock;
   /** Gate time of the clock (validated, never backwards), as the limiters it makes see it. */
   readonly #time: GateTime;
   readonly #entries = new Map<K, Entry<K, L>>();
@@ -131,7 +132,16 @@ export class KeyedLimiter<K = string, L extends Limiter = Limiter> {
     this.#create = requireFunction("create", o.create as (key: K) => L);
     this.#maxKeys = positiveInteger("maxKeys", o.maxKeys ?? LIMITER_DEFAULTS.maxKeys);
     this.#idleTimeout = nonNegativeOrInfinity("idleTimeout", o.idleTimeout ?? LIMITER_DEFAULTS.idleTimeout);
-    this.#time = timeOf(resolveClock(o.clock));
+    this.#clock = resolveClock(o.clock);
+    this.#time = timeOf(this.#clock);
+  }
+
+  /**
+   * @internal How it forgets keys (`maxKeys`, `idleTimeout`, the clock): a companion map kept beside
+   * it (the fetch's `maxConcurrent` slots per key) forgets alike.
+   */
+  get eviction(): { readonly maxKeys: number; readonly idleTimeout: number; readonly clock: Clock } {
+    return { maxKeys: this.#maxKeys, idleTimeout: this.#idleTimeout, clock: this.#clock };
   }
 
   /** How many keys currently have a limiter. */

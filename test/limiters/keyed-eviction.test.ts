@@ -9,6 +9,7 @@ import {
   FixedWindowLimiter,
   type GatedLimiter,
   KeyedLimiter,
+  LIMITER_DEFAULTS,
   ManualClock,
   SlidingCounterLimiter,
   SmoothLimiter,
@@ -146,4 +147,12 @@ describe("KeyedLimiter eviction (property)", () => {
     expect(evicted).toBeGreaterThan(100);
     expect(kept).toBeGreaterThan(100);
   });
+});
+
+test("eviction tells how a KeyedLimiter forgets keys, so a companion map (the fetch's maxConcurrent slots per key) forgets alike", () => {
+  const clock = new ManualClock();
+  const keyed = new KeyedLimiter({ create: () => new SmoothLimiter({ limit: 1, clock }), maxKeys: 7, idleTimeout: 50, clock });
+  expect(keyed.eviction).toEqual({ maxKeys: 7, idleTimeout: 50, clock });
+  const defaults = new KeyedLimiter({ create: () => new SmoothLimiter({ limit: 1 }) }).eviction;
+  expect(defaults).toMatchObject({ maxKeys: LIMITER_DEFAULTS.maxKeys, idleTimeout: LIMITER_DEFAULTS.idleTimeout });
 });

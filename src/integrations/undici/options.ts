@@ -223,7 +223,7 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
   }
   let slotsOf: ((limiter: Limiter | undefined, key: string) => Limiter) | undefined;
   if (costs?.maxConcurrent !== undefined) {
-    const slots = concurrencyFor(keyed === undefined ? single : undefined, costs.maxConcurrent, systemClock);
+    const slots = concurrencyFor(keyed === undefined ? single : undefined, costs.maxConcurrent, systemClock, keyed);
     if (keyed === undefined) single = slots(undefined, "");
     else slotsOf = slots;
   }
