@@ -136,6 +136,10 @@ async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: Att
       // One response, one throttle event: a response already told (its own Retry-After) only
       // lengthens the pause (red-team, 2026-11-27: otel counted one 429 twice).
       if (!told) config.onThrottle?.({ request: ctx.call.request, response: response!, attempt, key: ctx.key, reason: "throttled", delay: timed, paused });
+    } else if (!told && response !== undefined && !decision.retry && decision.reason === "retry-after-too-long") {
+      // `shouldRetry` timed it past `maxRetryAfter` (GitHub's hour-long primary limit): not retried,
+      // nothing paused here — told as a 429 whose Retry-After is too long is (it was silent).
+      config.onThrottle?.({ request: ctx.call.request, response, attempt, key: ctx.key, reason: "throttled", delay: decision.delay!, paused: 0 });
     }
     return conclude(config, ctx, decision, paused);
   } catch (error) {

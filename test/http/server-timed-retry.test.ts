@@ -197,3 +197,26 @@ test("a 429 whose own Retry-After is shorter than the hook's { retryAfter }: one
   expect(clock.now()).toBeGreaterThanOrEqual(1500); // the longer wait holds
   expect(limiter.stats().pausedUntil ?? 0).toBe(0); // over by now
 });
+
+test("a shouldRetry { retryAfter } past maxRetryAfter is not retried and pauses nothing, but onThrottle is told, as for a 429 whose Retry-After is too long (it was silent)", async () => {
+  const clock = new ManualClock();
+  let requests = 0;
+  const fetch = async () => {
+    requests++;
+    return new Response("API rate limit exceeded", { status: 403 });
+  };
+  const events: ThrottleEvent[] = [];
+  const api = createThrottledFetch({
+    fetch, clock, wallClock: () => clock.now(), limit: 10,
+    retry: { maxRetryAfter: 60_000, shouldRetry: ({ response }) => (response?.status === 403 ? { retryAfter: 3_600_000 } : undefined) },
+    onThrottle: (event) => events.push(event),
+  });
+  const response = await clock.runUntil(api("https://api.example.com/repos"));
+  expect(response.status).toBe(403);
+  expect(requests).toBe(1);
+  expect(events.map((e) => [e.reason, e.delay, e.paused])).toEqual([["throttled", 3_600_000, 0]]);
+  // Nothing was paused: the next call goes at once.
+  const started = clock.now();
+  await clock.runUntil(api("https://api.example.com/other"));
+  expect(clock.now() - started).toBeLessThan(1000);
+});
