@@ -72,6 +72,11 @@ const ONCE_BUBBLE = 8;
 export class LimiterEvents extends EventTarget {
   /** Per type, the registered listeners with bits for (capture, bubble) × (plain, once). */
   readonly #registered = new Map<string, Map<Listener, number>>();
+  /**
+   * Per type and listener, what takes our "abort" handler off a registration's `signal` (index 0:
+   * capture, 1: bubble), so a listener removed or run `once` leaves nothing on a long-lived signal.
+   */
+  readonly #unwatch = new Map<string, Map<Listener, [(() => void) | undefined, (() => void) | undefined]>>();
   /** @internal Told when a type gains its first listener or loses its last (a KeyedLimiter subscribes then). */
   onListening: ((type: string, listening: boolean) => void) | undefined = undefined;
 
@@ -100,7 +105,13 @@ export class LimiterEvents extends EventTarget {
     if (byListener === undefined) this.#registered.set(type, (byListener = new Map()));
     byListener.set(listener, bits | bit | (once ? (capture ? ONCE_CAPTURE : ONCE_BUBBLE) : 0));
     if (signal !== undefined) {
-      signal.addEventListener("abort", () => this.#forget(type, listener, capture), { once: true });
+      const onAbort = () => this.#forget(type, listener, capture);
+      signal.addEventListener("abort", onAbort, { once: true });
+      let forType = this.#unwatch.get(type);
+      if (forType === undefined) this.#unwatch.set(type, (forType = new Map()));
+      const pair = forType.get(listener) ?? [undefined, undefined];
+      pair[capture ? 0 : 1] = () => signal.removeEventListener("abort", onAbort);
+      forType.set(listener, pair);
     }
     if (byListener.size === 1 && bits === 0) this.onListening?.(type, true);
   }
@@ -136,6 +147,14 @@ export class LimiterEvents extends EventTarget {
     if (byListener === undefined || bits === undefined) return;
     const left = bits & ~(capture ? CAPTURE | ONCE_CAPTURE : BUBBLE | ONCE_BUBBLE);
     if (left === bits) return;
+    const forType = this.#unwatch.get(type);
+    const pair = forType?.get(listener);
+    if (pair !== undefined) {
+      pair[capture ? 0 : 1]?.();
+      pair[capture ? 0 : 1] = undefined;
+      if (pair[0] === undefined && pair[1] === undefined) forType!.delete(listener);
+      if (forType!.size === 0) this.#unwatch.delete(type);
+    }
     if ((left & (CAPTURE | BUBBLE)) !== 0) byListener.set(listener, left);
     else byListener.delete(listener);
     if (byListener.size === 0) {

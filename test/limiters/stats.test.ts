@@ -252,3 +252,22 @@ describe("KeyedLimiter", () => {
     expect((keyed.get("c").events as LimiterEvents).listens("grant")).toBe(false);
   });
 });
+
+test("a listener added with a signal and then removed (or run once) leaves no more on the signal than a plain EventTarget does", async () => {
+  const { EventEmitter } = await import("node:events");
+  const churn = (target: EventTarget, signal: AbortSignal) => {
+    for (let i = 0; i < 100; i++) {
+      const listener = () => {};
+      target.addEventListener("grant", listener, { signal });
+      target.removeEventListener("grant", listener);
+      target.addEventListener("grant", () => {}, { signal, once: true });
+      target.dispatchEvent(new CustomEvent("grant", { detail: {} })); // runs the `once` one
+    }
+  };
+  const plain = new AbortController();
+  churn(new EventTarget(), plain.signal);
+  const ours = new AbortController();
+  churn(new SmoothLimiter({ limit: 1000, clock: new ManualClock() }).events, ours.signal);
+  // Before: twice the runtime's own (an "abort" handler of ours stayed per registration).
+  expect(EventEmitter.getEventListeners(ours.signal, "abort").length).toBe(EventEmitter.getEventListeners(plain.signal, "abort").length);
+});
