@@ -20,7 +20,8 @@ const MEASURE_REQUESTS = 4;
 const MEASURE_FLOOR_MS = 1000;
 
 /**
- * Recent sends, oldest first, pruned to two measuring spans (bounded memory at any rate).
+ * Recent sends, oldest first, pruned to two measuring spans: bounded in time (4–8 s of sends), so
+ * its memory grows with the rate (about 120 bytes a send: some 8 MB at 29,000 requests a second).
  *
  * @example
  * ```ts
