@@ -37,7 +37,7 @@ export const ENTRIES: readonly EntryPoint[] = [
   // The main entry holds the limiters and the throttled fetch (27.7 KiB of its 29.2 for a fetch user,
   // 2026-11-23); the limiter core alone has its own, tighter budget in scripts/lib/size.ts. Budgets below
   // are the size measured on 2026-11-23 plus about 3 % (1 % here), so growth is caught.
-  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 33.8 * 1024 },
+  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 34.5 * 1024 },
   // ManualClock alone is under 1 KiB (tree-shaken); with every simulated server and vendor simulator, 8.5 KiB.
   { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 10.4 * 1024 },
   // msw handlers for the simulated servers: msw's `http` is passed in (nothing imported from msw, an optional
@@ -47,13 +47,13 @@ export const ENTRIES: readonly EntryPoint[] = [
   // With what it imports (the header parsers, the gate, the limiters, KeyedLimiter, adaptive rates): 22.9 KiB
   // (2026-11-23); a user of it imports most of that from the main entry anyway, for the limiter. 25.6 KiB
   // on 2026-11-27 after the red-team fixes (adaptive options, the slot idle timer from the headers).
-  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 26.6 * 1024 },
+  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 27.2 * 1024 },
   // The profiles with their building blocks (header readers, estimators, the SSE tap) and the limiters they
   // build (window, combination, concurrency, keyed): 20.0 KiB (2026-11-23; 16.5 before the fetch-reserve
   // merge: the limiters grew); a user imports most of that from the main entry anyway.
   { subpath: "./vendors", source: "src/vendors.ts", runtime: "web", sizeBudget: 23.8 * 1024 },
   // The Redis store and its adapters, with the limiters they back: 24.2 KiB (2026-11-23).
-  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 28 * 1024 },
+  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 28.7 * 1024 },
   // Web: the OpenTelemetry API runs in browsers, Deno and Bun too, and this entry imports nothing
   // (the Meter is typed structurally), so its code is held to the web-standard check. 2.9 KiB with
   // what it imports (argument checks); most of it is the metric names and descriptions.

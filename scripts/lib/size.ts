@@ -146,6 +146,6 @@ export const CORE_BUDGET = 15.9 * 1024;
  * growth while the goal stays open. `node scripts/size-modules.ts` shows why the goal needs an API
  * decision rather than trimming (README "Size").
  */
-export const FETCH_ONLY_BUDGET = 31.8 * 1024;
+export const FETCH_ONLY_BUDGET = 32.5 * 1024;
 /** The goal for {@link FETCH_ONLY_BUDGET}, printed beside the measurement. */
 export const FETCH_ONLY_GOAL = 10 * 1024;
