@@ -79,6 +79,8 @@ export class AdaptiveRates {
   readonly #wallClock: (() => number) | undefined;
   /** The ceiling of the key being created (set around the synchronous `create`). */
   #ceiling = Infinity;
+  /** The rate each told limiter stated when last seen (see {@link AdaptiveRates.get}). */
+  readonly #told = new WeakMap<object, number>();
 
   /**
    * Makes an empty set of keys; each key's limiter starts on first use.
@@ -131,9 +133,10 @@ export class AdaptiveRates {
 
   /**
    * The limiter of `key`, made on first use with `ceiling` (requests per second: the limit the
-   * client was told for it, if any) as its ceiling and starting rate.
+   * client was told for it, if any) as its ceiling and starting rate. `told`, the limiter stating
+   * `ceiling`: when its rate has changed since the last call with it, the key follows the new one.
    */
-  get(key: string, ceiling = Infinity): AdaptiveLimiter {
+  get(key: string, ceiling = Infinity, told?: object): AdaptiveLimiter {
     this.#ceiling = ceiling;
     let limiter: AdaptiveLimiter;
     try {
@@ -141,8 +144,15 @@ export class AdaptiveRates {
     } finally {
       this.#ceiling = Infinity;
     }
-    // The told limit changed since the key was made (`setLimit` on the fetch's limiter): follow it.
-    if (ceiling !== Infinity) limiter.follow(Math.min(this.#options.maxRate ?? Infinity, ceiling, MAX_ADAPTIVE_RATE));
+    // `told` (the limiter that states `ceiling`) changed its limit since it was last seen — a
+    // `setLimit` on the fetch's limiter — so the learned rate follows. Only a change of the same
+    // limiter counts: two clients sharing these rates with different told limits must not reset
+    // each other's learned rate on every call.
+    if (told !== undefined && ceiling !== Infinity) {
+      const seen = this.#told.get(told);
+      this.#told.set(told, ceiling);
+      if (seen !== undefined && seen !== ceiling) limiter.follow(Math.min(this.#options.maxRate ?? Infinity, ceiling, MAX_ADAPTIVE_RATE));
+    }
     return limiter;
   }
 

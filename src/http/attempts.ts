@@ -139,7 +139,7 @@ export async function runAttempts(
       // The key's learned rate (with `adaptive`): waited for first, fed each answer. Retries come
       // through here again, so they pay the learned rate too.
       const ceiling = config.adaptive === undefined ? Infinity : config.ceiling(limiter);
-      const adaptive = config.adaptive?.get(key!, ceiling);
+      const adaptive = config.adaptive?.get(key!, ceiling, limiter);
       let admitted: Admission | undefined;
       let tag: SendTag | undefined;
       let adaptivePause = 0;

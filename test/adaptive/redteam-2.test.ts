@@ -261,3 +261,22 @@ test("a backend failing one request in ten at random with 503 + Retry-After: tol
     expect(await finish(true, seed), `seed ${seed}`).toBeLessThanOrEqual(1.5 * (await finish(false, seed)));
   }
 });
+
+test("two fetches sharing one AdaptiveRates with different told limits do not reset each other's learned rate (review: 17.8 % refused, 25 set-limit jumps)", async () => {
+  const clock = new ManualClock();
+  const simulated = createSimulatedFetch({ server: serveModel(new SlidingLogServer({ limit: 5 })), clock, latency: { min: 20, max: 80 }, seed: 1 });
+  const changes: { reason: string }[] = [];
+  const rates = new AdaptiveRates({ clock, wallClock: () => clock.now(), onChange: (c) => changes.push(c) });
+  const common = { adaptive: rates, fetch: simulated, clock, wallClock: () => clock.now(), retry: { limit: 0 } };
+  const a = createThrottledFetch({ ...common, limit: 10 });
+  const b = createThrottledFetch({ ...common, limit: 20 });
+  const loop = (api: typeof a) => async () => {
+    while (clock.now() < 60_000) await (await api(URL)).arrayBuffer();
+  };
+  const all = Promise.all([...Array.from({ length: 10 }, loop(a)), ...Array.from({ length: 10 }, loop(b))]);
+  await clock.runAll(Infinity);
+  await all;
+  const arrivals = simulated.stats.arrivals;
+  expect(changes.filter((c) => c.reason === "set-limit")).toHaveLength(0);
+  expect(arrivals.filter((x) => x.status === 429).length).toBeLessThanOrEqual(0.03 * arrivals.length);
+});

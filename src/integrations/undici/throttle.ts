@@ -203,7 +203,7 @@ class Dispatching implements AttemptOwner {
       const key = (this.#key = config.keyOf(request));
       const limiter = (this.#limiter = config.limiterOf(key));
       this.#ceiling = toldRate(rateOf(limiter)); // the rate limiter's, not the slots combination's
-      this.#adaptive = config.adaptive?.get(key!, this.#ceiling);
+      this.#adaptive = config.adaptive?.get(key!, this.#ceiling, limiter);
       permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
       // A request is one task, which would take `permits` slots too: only 1 is served with slots.
       if (config.slotTimeout !== undefined && permits !== 1) {
