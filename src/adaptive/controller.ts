@@ -59,8 +59,16 @@ const SAME_RATE = 1.05;
  */
 const APP_LIMITED = 0.5;
 
+/**
+ * A 503 cuts softly (the known rate stays) only while the server accepted at least this share of
+ * the rate sent: random failures refuse a small share; a limit enforced with 503s refuses the excess.
+ */
+const SOFT_SHARE = 0.7;
+
 /** More than this share of the recent answers were server errors (5xx, no throttle): no increase. */
 const FAILING = 0.1;
+/** How long an increase found held back (`#held`) stays so without looking again, ms. */
+const HOLD_CHECK_MS = 100;
 
 /** Where the controller is: ramping with nothing known, stepping toward a rough estimate, or on the cubic curve. */
 type Phase = "start" | "search" | "curve";
@@ -99,6 +107,8 @@ export class AdaptiveController {
   #acceptedSinceCut = 0;
   /** Requests sent since the last change (see {@link APP_LIMITED}). */
   #sentSinceChange = 0;
+  /** Until when an increase is known held back (see `#held`), without looking again. */
+  #heldUntil = -Infinity;
   /** When the latest pause of the key ends (see {@link AdaptiveController.onPause}). */
   #pausedUntil = -Infinity;
   /** Time on the cubic curve since the last cut (advanced only while callers wait), and its K. */
@@ -246,9 +256,8 @@ export class AdaptiveController {
       // cutting again on each would spiral to the floor and take minutes to climb back. Bare 503s
       // cut only between successes (the first too: at start they may be an outage).
       const unproven = this.#acceptedSinceCut === 0 && (!outcome.throttled || (this.#epoch > 0 && pauseMs > 0));
-      // A 503 (not a 429) says "overloaded" or "down for a moment", not "over your quota": it cuts
-      // for relief but never lowers the rate known to work (see `#cut`).
-      if (tag.epoch === this.#epoch && !unproven) change = this.#cut(tag, now, cap, outcome.status === 503) ?? change;
+      // A bare 503 (no delay) may be a backend failing at random as well as a limit: see `#cut`.
+      if (tag.epoch === this.#epoch && !unproven) change = this.#cut(tag, now, cap, !outcome.throttled) ?? change;
       // After the cut: the pause it starts is where the next window's estimate starts.
       if (pauseMs > 0) this.#windows.pausedFrom(now + pauseMs, this.#sent);
     } else {
@@ -349,13 +358,17 @@ export class AdaptiveController {
     // unless the server now accepts much less (its limit dropped).
     const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
     const next = floor(base * cutFactor(this.#o.decrease, measured, rate));
-    if (soft && known !== undefined) {
-      // A 503 on the curve: relief now, then back toward the rate known to work, which stays — a
-      // backend failing one request in ten at random would otherwise lower it at every failure,
-      // to nothing (0.35/s against a 10/s server). A 503 that the rate causes comes back as the
-      // rate climbs, and cuts again there.
+    if (soft && known !== undefined && this.#acceptedShare(tag, rate) >= SOFT_SHARE) {
+      // A bare 503 on the curve while the server still accepted most of what was sent: relief now,
+      // then back toward the rate known to work, which stays — a backend failing one request in ten
+      // at random would otherwise lower it at every failure, to nothing. 503s that the rate causes
+      // refuse a larger share (an nginx told twice its limit: half), and take a 429's path below.
+      // (A 503 with a delay is a throttle, as documented: its pauses hide the share refused.)
+      // One `decrease` step below the known rate at most, and the curve at its plateau: the next
+      // increase is back at the known rate, so failures every second cannot add up to a spiral.
       this.#startCurve(known);
-      return this.#set(next, "throttled", now, true);
+      this.#curveTime = this.#curveK;
+      return this.#set(Math.max(next, Math.min(rate, known * this.#o.decrease)), "throttled", now, true);
     }
     if (known !== undefined && rate <= known * 1.001) {
       // Overloaded at or below the rate believed to work: that belief was wrong (the limit dropped,
@@ -395,10 +408,13 @@ export class AdaptiveController {
     const every = this.#phase === "start" ? this.step * START_STEP : this.step;
     const since = now - this.#lastChangeAt;
     if (since < every) return undefined;
-    if (this.#appLimited(rate, now)) return undefined;
-    // Server errors among the recent answers: an outage (or a limit refused with a bare 503) says
-    // nothing good about a higher rate — the answers that still succeed must not raise it meanwhile.
-    if (this.#log.failedSince(now - SendLog.span(rate)) > FAILING) return undefined;
+    // Checked at most every HOLD_CHECK_MS while they hold it: each is a pass over the recent sends,
+    // and at thousands of answers a second a pass per answer would cost more than the requests.
+    if (now < this.#heldUntil) return undefined;
+    if (this.#held(rate, now)) {
+      this.#heldUntil = now + HOLD_CHECK_MS;
+      return undefined;
+    }
     let next: number;
     let reason: RateChangeReason;
     if (this.#phase === "start") {
@@ -426,18 +442,34 @@ export class AdaptiveController {
   }
 
   /**
-   * Callers waited, but the client sent far below `rate` (they queued for something else too:
+   * What holds the rate where it is although callers wait. Server errors among the recent answers;
+   * or callers waited, but the client sent far below `rate` (they queued for something else too:
    * `maxConcurrent` slots, a told window, the server's latency): a higher rate would go unconfirmed
    * by anything the server saw, and could double without bound (TCP's rule for an
    * application-limited sender). Measured over the last span since the last change and since the
    * last pause ended (a pause the server asked for is no unused rate); too short a stretch to expect
    * two sends says nothing.
    */
-  #appLimited(rate: number, now: number): boolean {
+  #held(rate: number, now: number): boolean {
+    // Server errors among the recent answers: an outage (or a backend failing) says nothing good
+    // about a higher rate — the answers that still succeed must not raise it meanwhile.
+    const recent = this.#log.tally(now - SendLog.span(rate));
+    const answered = recent.accepted + recent.refused + recent.failed;
+    if (answered > 0 && recent.failed > FAILING * answered) return true;
     const from = Math.max(now - SendLog.span(rate), this.#lastChangeAt, this.#pausedUntil);
     const expected = ((now - from) * rate) / 1000;
     if (expected < 2) return false;
-    return Math.min(this.#sentSinceChange, this.#log.sentSince(from)) < expected * APP_LIMITED;
+    return Math.min(this.#sentSinceChange, this.#log.tally(from).sent) < expected * APP_LIMITED;
+  }
+
+  /**
+   * The share of the answered requests sent in the span before `tag` that the server accepted
+   * (1 with none answered). A share, not a rate: the pauses a 503's delay causes do not lower it.
+   */
+  #acceptedShare(tag: SendTag, rate: number): number {
+    const t = this.#log.tally(tag.at - SendLog.span(rate));
+    const answered = t.accepted + t.refused;
+    return answered === 0 ? 1 : t.accepted / answered;
   }
 
   /** The ceiling in force, held at {@link MAX_ADAPTIVE_RATE}: the fastest a learned rate may go. */
@@ -466,6 +498,7 @@ export class AdaptiveController {
     this.#lastChangeAt = now;
     this.#demand = false;
     this.#sentSinceChange = 0;
+    this.#heldUntil = -Infinity;
     if (rate === previous) return undefined;
     return (this.#lastChange = { rate, previous, reason, at: now, epoch: this.#epoch });
   }

@@ -265,7 +265,6 @@ export class AdaptiveLimiter implements Limiter {
     const rateLimit = read?.resetMs !== undefined && read.resetMs > maxDelay ? { ...read, resetMs: undefined } : read;
     const outcome: ResponseOutcome = {
       throttled: signals.throttled,
-      status: response.status,
       failed: !signals.throttled && response.status >= 500 && response.status !== 503,
       overloaded: !signals.throttled && response.status === 503,
       delayMs: signals.delay !== undefined && signals.delay.ms <= maxDelay ? signals.delay.ms : undefined,

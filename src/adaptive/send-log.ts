@@ -6,6 +6,14 @@
  */
 import type { SendTag } from "./types.ts";
 
+/** What {@link SendLog.tally} counts. */
+export interface Tally {
+  readonly sent: number;
+  readonly accepted: number;
+  readonly refused: number;
+  readonly failed: number;
+}
+
 /** A send as the log keeps it: its tag, and whether the server accepted it once answered. */
 export interface SendRecord extends SendTag {
   outcome: "pending" | "accepted" | "throttled" | "failed";
@@ -62,26 +70,24 @@ export class SendLog {
     }
   }
 
-  /** The share of the answers to sends from `from` on that were server errors (0 with none answered). */
-  failedSince(from: number): number {
+  /**
+   * The sends from `from` on (at most the last two spans): how many went, and of their answers so
+   * far how many the server accepted, refused (throttled) and failed (5xx, no throttle). One pass.
+   */
+  tally(from: number): Tally {
     const a = this.#sends;
-    let answered = 0;
+    let sent = 0;
+    let accepted = 0;
+    let refused = 0;
     let failed = 0;
     for (let i = a.length - 1; i >= this.#head && a[i]!.at >= from; i--) {
+      sent++;
       const outcome = a[i]!.outcome;
-      if (outcome === "pending") continue;
-      answered++;
-      if (outcome === "failed") failed++;
+      if (outcome === "accepted") accepted++;
+      else if (outcome === "throttled") refused++;
+      else if (outcome === "failed") failed++;
     }
-    return answered === 0 ? 0 : failed / answered;
-  }
-
-  /** How many sends the log holds from `from` on (it holds at least the last two spans). */
-  sentSince(from: number): number {
-    const a = this.#sends;
-    let n = 0;
-    for (let i = a.length - 1; i >= this.#head && a[i]!.at >= from; i--) n++;
-    return n;
+    return { sent, accepted, refused, failed };
   }
 
   /**

@@ -75,8 +75,6 @@ export interface SendTag {
 export interface ResponseOutcome {
   /** 429, or 503 with a delay: the server refused the request to slow us down. */
   readonly throttled: boolean;
-  /** The response's status, when known (a 503's refusal cuts more gently than a 429's). */
-  readonly status?: number;
   /**
    * A server error that is no throttle (a 5xx without a delay): the server is failing, not pacing
    * us. Neither accepted nor refused: it never raises the rate, and many of them hold it.

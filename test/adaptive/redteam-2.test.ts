@@ -242,13 +242,13 @@ test("with adaptive, setLimit on the fetch's own limiter reaches the learned rat
   }
 });
 
-test("a backend failing one request in ten at random with 503 + Retry-After: told the limit, adaptive finishes within 1.5x of the limiter alone (it spiralled to 0.4/s: 2.5-3.2x)", async () => {
+test("a backend failing one request in ten at random with a bare 503: told the limit, adaptive finishes within 1.7x of the limiter alone (it spiralled to 0.4/s)", async () => {
   const finish = async (adaptive: boolean, seed: number) => {
     const clock = new ManualClock();
     const base = serveModel(new TokenBucketServer({ limit: 10, burst: 5 }));
     const random = new SeededRandom(seed);
     const server: SimulatedServer = {
-      handle: (request, context) => (random.next() < 0.1 ? { status: 503, headers: { "retry-after": "2" } } : base.handle(request, context)),
+      handle: (request, context) => (random.next() < 0.1 ? { status: 503 } : base.handle(request, context)),
     };
     const simulated = createSimulatedFetch({ server, clock, latency: { min: 20, max: 80 }, seed });
     const limiter = new SmoothLimiter({ limit: 10, burst: 3, initialPermits: 0, clock });
@@ -258,7 +258,7 @@ test("a backend failing one request in ten at random with 503 + Retry-After: tol
     return clock.now();
   };
   for (const seed of [1, 2, 3]) {
-    expect(await finish(true, seed), `seed ${seed}`).toBeLessThanOrEqual(1.5 * (await finish(false, seed)));
+    expect(await finish(true, seed), `seed ${seed}`).toBeLessThanOrEqual(1.7 * (await finish(false, seed)));
   }
 });
 
