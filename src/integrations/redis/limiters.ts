@@ -21,14 +21,16 @@ function checkStore(value: unknown): RedisStore {
 }
 
 /**
- * A limiter's key: a name (see `checkName`) that does not end like the keys a limiter keeps beside
- * its own (`<key>:q`, `<key>:b` of a smooth key, `<key>:m` of a window's pause): a key `y:q` would
- * be key `y`'s queue.
+ * A limiter's key: a name (see `checkName`) that does not end like the keys a limiter of its kind
+ * keeps beside its own (`<key>:q` and `<key>:b` of a smooth key, `<key>:m` of a window's pause): a
+ * smooth key `y:q` would be smooth key `y`'s queue. Kinds live apart (`s:…`, `w:…`), so a window may
+ * end in `:q`.
  */
-function checkKey(value: unknown): string {
+function checkKey(value: unknown, kind: "s" | "w"): string {
   const key = checkName("key", value);
-  if (/:[qbm]$/.test(key)) {
-    throw new RangeError(`\`key\` must not end with ":q", ":b" or ":m" (the suffixes of a key's own companions), got ${describeValue(key)}`);
+  if (kind === "s" ? /:[qb]$/.test(key) : key.endsWith(":m")) {
+    const suffixes = kind === "s" ? '":q" or ":b" (a smooth key\'s companions)' : '":m" (a window\'s pause)';
+    throw new RangeError(`\`key\` must not end with ${suffixes}, got ${describeValue(key)}`);
   }
   return key;
 }
@@ -87,7 +89,7 @@ export class RedisSmoothLimiter extends RedisLimiter {
       "store", "key", "limit", "interval", "burst", "initialPermits", "maxWait", "maxQueue", "failure",
     ));
     const store = checkStore(o.store);
-    const key = checkKey(o.key);
+    const key = checkKey(o.key, "s");
     const limit = positiveFinite("limit", o.limit);
     const interval = positiveFinite("interval", o.interval ?? LIMITER_DEFAULTS.interval);
     const burst = nonNegativeFinite("burst", o.burst ?? LIMITER_DEFAULTS.burst);
@@ -154,7 +156,7 @@ export class RedisWindowLimiter extends RedisLimiter {
     const o = optionsObject("options", options);
     onlyKnown("RedisWindowLimiter", o, keysOf<RedisWindowLimiterOptions>()("store", "key", "limit", "interval", "maxWait", "maxQueue", "failure"));
     const store = checkStore(o.store);
-    const key = checkKey(o.key);
+    const key = checkKey(o.key, "w");
     const limit = positiveInteger("limit", o.limit);
     const interval = positiveFinite("interval", o.interval);
     const spec: PolicySpec = { kind: "w", key, limit, interval, intervalUs: intervalUs(interval), burst: 0, initial: 0 };
