@@ -124,7 +124,7 @@ export async function runAttempts(
   // (A task of `permits` takes that many of every member, slots too: other costs reserve instead.)
   const slotOnly = costs !== undefined && !costs.reserve && permits === 1;
   const reserved = costs === undefined || slotOnly ? undefined : cost ?? permits;
-  config.budget?.deposit();
+  const endBudget = config.budget?.start();
   // Per attempt, a controller and a timer only for a finite `timeout` (the caller's signal alone
   // is passed as is); the caller's init unchanged when nothing in it needs replacing.
   const timed = config.timeout !== Infinity;
@@ -327,7 +327,7 @@ export async function runAttempts(
   } finally {
     held?.discard();
     endHeldSlot();
-    config.budget?.end();
+    endBudget?.();
   }
 }
 

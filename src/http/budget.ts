@@ -4,8 +4,9 @@
  * A token bucket in the style of Finagle's retry budget and gRPC's retry throttling, without a
  * clock: every call deposits `ratio` tokens, every retry withdraws one, and a retry is allowed only
  * while a whole token is left. At most `max(reserve, 1)` tokens are held, plus `ratio` for each call
- * still in progress: 200 calls made at once hold room for 10 + 40 retries, not 10 (their deposits
- * all land before any retry; a cap of the reserve alone threw them away). So over any stretch of time,
+ * of a throttled fetch still in progress: 200 calls made at once hold room for 10 + 40 retries, not 10
+ * (their deposits all land before any retry; a cap of the reserve alone threw them away). A
+ * `deposit()` of your own holds no such room. So over any stretch of time,
  *
  *     retries ≤ reserve + ratio × calls
  *
@@ -57,7 +58,7 @@ export class RetryBudget {
   /** The most tokens held: the reserve, but at least one whole token so a ratio alone can retry. */
   readonly #capacity: number;
   #tokens: number;
-  /** Calls that deposited and have not ended: each holds room for its `ratio`. */
+  /** Fetch calls in progress (see {@link RetryBudget.start}): each holds room for its `ratio`. */
   #open = 0;
 
   /** Creates a budget; share one instance between throttled fetches to bound their retries together. */
@@ -76,19 +77,26 @@ export class RetryBudget {
     return Math.floor(this.#tokens / SCALE);
   }
 
-  /**
-   * Records a call (its first attempt): earns `ratio` tokens, up to `max(reserve, 1)` plus `ratio`
-   * for each call in progress. Pair it with {@link RetryBudget.end} when the call is over.
-   */
+  /** Records a call (its first attempt): earns `ratio` tokens, up to `max(reserve, 1)` (plus the room of the fetch calls in progress). */
   deposit(): void {
-    this.#open++;
     this.#tokens = Math.min(this.#cap(), this.#tokens + this.#ratio);
   }
 
-  /** Records the end of a call that deposited: the room it held goes (tokens beyond the rest's room with it). */
-  end(): void {
-    if (this.#open > 0) this.#open--;
-    this.#tokens = Math.min(this.#cap(), this.#tokens);
+  /**
+   * @internal A throttled fetch's call in progress: deposits, and holds room for its tokens until the
+   * returned `end` is called (once; later calls do nothing) — so calls made together keep what they
+   * earned (200 at once: 10 + 40 retries, not 10).
+   */
+  start(): () => void {
+    this.#open++;
+    this.deposit();
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.#open--;
+      this.#tokens = Math.min(this.#cap(), this.#tokens);
+    };
   }
 
   #cap(): number {

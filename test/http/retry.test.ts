@@ -337,26 +337,23 @@ describe("properties", () => {
         reach.run();
         const budget = new RetryBudget({ ratio: thousandths / 1000, reserve });
         let calls = 0;
-        let open = 0;
+        const ends: (() => void)[] = [];
         let retries = 0;
         let refused = false;
         let atBound = false;
         for (const op of ops) {
           if (op === "call") {
             calls++;
-            open++;
-            budget.deposit();
+            ends.push(budget.start());
           } else if (op === "end") {
-            if (open === 0) continue;
-            open--;
-            budget.end();
+            ends.shift()?.();
           } else if (budget.tryWithdraw()) {
             retries++;
           } else {
             refused = true;
           }
           // Held: at most the reserve (at least 1) plus `ratio` for each call in progress.
-          expect(budget.available * 1000).toBeLessThanOrEqual(Math.max(reserve, 1) * 1000 + thousandths * open);
+          expect(budget.available * 1000).toBeLessThanOrEqual(Math.max(reserve, 1) * 1000 + thousandths * ends.length);
           // Integer form of retries ≤ reserve + ratio × calls.
           expect(retries * 1000).toBeLessThanOrEqual(reserve * 1000 + thousandths * calls);
           atBound ||= retries > 0 && (reserve * 1000 + thousandths * calls) - retries * 1000 < 1000;
@@ -370,16 +367,13 @@ describe("properties", () => {
 
   test("RetryBudget: a quiet client keeps its reserve; a storm is held to the ratio", () => {
     const budget = new RetryBudget({ ratio: 0.2, reserve: 10 });
-    for (let i = 0; i < 1000; i++) {
-      budget.deposit();
-      budget.end();
-    }
+    for (let i = 0; i < 1000; i++) budget.start()();
     expect(budget.available).toBe(10);
     let retries = 0;
     for (let i = 0; i < 1000; i++) {
-      budget.deposit();
+      const end = budget.start();
       if (budget.tryWithdraw()) retries++;
-      budget.end();
+      end();
     }
     // 10 + 0.2 × 1000: each call's deposit is held while it is in progress.
     expect(retries).toBe(210);
@@ -387,9 +381,15 @@ describe("properties", () => {
 
   test("RetryBudget: calls made at once hold room for their deposits (10 + 0.2 × 200 retries, not 10), and it goes as they end", () => {
     const budget = new RetryBudget({ ratio: 0.2, reserve: 10 });
-    for (let i = 0; i < 200; i++) budget.deposit();
+    const ends = Array.from({ length: 200 }, () => budget.start());
     expect(budget.available).toBe(50);
-    for (let i = 0; i < 200; i++) budget.end();
+    ends[0]!();
+    ends[0]!(); // once only
+    expect(budget.available).toBe(49);
+    for (const end of ends) end();
+    expect(budget.available).toBe(10);
+    // A deposit of your own holds no such room: the reserve caps it, as before.
+    for (let i = 0; i < 10_000; i++) budget.deposit();
     expect(budget.available).toBe(10);
   });
 });
