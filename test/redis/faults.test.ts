@@ -17,6 +17,7 @@ import {
 } from "../../src/redis.ts";
 import { describeRedis, type RedisServer, recordOf, startRedis } from "./server.ts";
 import { SCRIPTS } from "../../src/integrations/redis/scripts.ts";
+import { ManualClock } from "../../src/index.ts";
 
 describeRedis("faults", () => {
   let server: RedisServer;
@@ -185,6 +186,36 @@ describeRedis("faults", () => {
       // Before: 0 (granted), the probe having overtaken the pause's EVAL resend.
       expect(await limiter.tryAcquireAsync(1)).toBeGreaterThan(4900);
     }
+  });
+
+  test("a failed cancel of a waiter booked a minute ahead is sent again past cancelGrace after the failure: until its grant time plus cancelGrace", async () => {
+    const c = client();
+    await ready(c);
+    const base = fromIoredis(c);
+    let refusing = true;
+    const flaky = {
+      ...base,
+      evalsha: (sha: string, keys: readonly string[], args: readonly string[]) =>
+        sha === SCRIPTS.cancel.sha && refusing ? Promise.reject(new Error("Connection is closed.")) : base.evalsha(sha, keys, args),
+    };
+    const clock = new ManualClock();
+    const T0 = 1_760_000_000_000_000;
+    const s = new RedisStore({ client: flaky, name: `fault-${family++}`, clock, now: () => T0 + Math.round(clock.now() * 1000), retryAfterFailure: 0, onError: () => {} });
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 10, interval: 60_000 });
+    await limiter.acquire(10);
+    const controller = new AbortController();
+    const booked = limiter.acquire(5, { signal: controller.signal }).catch((e: unknown) => e);
+    await vi.waitFor(async () => expect(await admin.zcard(`${s.prefix}w:w`)).toBe(2), { timeout: 2000, interval: 10 });
+    controller.abort();
+    await booked;
+    // 7 s of refused cancels (cancelGrace is 5 s): before, the retries gave up 5 s after the first failure.
+    for (let t = 0; t < 7000; t += 100) {
+      await clock.advance(100);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    refusing = false;
+    await clock.advance(1000);
+    await vi.waitFor(async () => expect(await admin.zcard(`${s.prefix}w:w`)).toBe(1), { timeout: 3000, interval: 20 });
   });
 
   test("a settle whose reply never came (CLIENT PAUSE past the timeout) applies once, even sent again", async () => {

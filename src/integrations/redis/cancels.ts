@@ -19,8 +19,11 @@ interface Pending {
   readonly id: string;
   readonly actual: Amounts | undefined;
   readonly done: (reply: Reply | undefined) => void;
-  /** A cancel's first failed send (store clock ms): it is sent again until `cancelGrace` has passed. */
-  failedAt?: number;
+  /**
+   * Until when (store clock ms) a failed cancel is sent again: its grant time plus `cancelGrace`,
+   * while its record can still refund (set at the first failure when the grant time is unknown).
+   */
+  deadline?: number;
 }
 
 /** The first wait before a failed cancel is sent again, ms; doubled each time, up to {@link RETRY_MAX_MS}. */
@@ -57,13 +60,15 @@ export class CancelBatcher {
    * Gives reservation `id` back; best effort: a failure goes to `onError` (a lost cancel only wastes
    * capacity, never lets more through). Resolves with the script's reply, or `undefined` when the
    * call failed; never rejects. A failed cancel is sent again in the background (100 ms, doubling
-   * to 1 s) until the store's `cancelGrace` has passed — while the reservation's record still lets
-   * it refund: a connection down at that moment (a fail-fast client refuses to queue it) must not
-   * keep the permits taken. Cancels are idempotent, so a resend never refunds twice.
+   * to 1 s) until `grantAt` (store clock ms; now when unknown) plus the store's `cancelGrace` —
+   * while the reservation's record still lets it refund: a connection down at that moment (a
+   * fail-fast client refuses to queue it) must not keep the permits taken. Cancels are idempotent,
+   * so a resend never refunds twice.
    */
-  cancel(id: string): Promise<Reply | undefined> {
+  cancel(id: string, grantAt?: number): Promise<Reply | undefined> {
     return new Promise((done) => {
-      this.#queue.push({ id, actual: undefined, done });
+      const deadline = grantAt === undefined ? undefined : grantAt + this.#calls.store.cancelGrace;
+      this.#queue.push({ id, actual: undefined, done, ...(deadline !== undefined && { deadline }) });
       this.#schedule();
     });
   }
@@ -120,8 +125,8 @@ export class CancelBatcher {
     const store = this.#calls.store;
     const now = store.clock.now();
     for (const item of items) {
-      const failedAt = item.failedAt ?? now;
-      if (now - failedAt < store.cancelGrace) this.#retries.push({ id: item.id, actual: undefined, done: noReply, failedAt });
+      const deadline = item.deadline ?? now + store.cancelGrace;
+      if (now < deadline) this.#retries.push({ id: item.id, actual: undefined, done: noReply, deadline });
     }
     if (this.#retries.length === 0 || this.#retryTimer !== undefined) return;
     const wait = this.#retryWait;

@@ -332,7 +332,8 @@ export class RedisQueue {
     else this.grants.remove(waiter);
     // "" = between two reservations, the old one already cancelled; unsent = still queued here, the
     // batcher skips it and Redis never hears of it.
-    if (waiter.id !== "" && waiter.sent) this.cancel(waiter.id);
+    // A waiter booked ahead (`grantAt`) can be refunded until its grant time plus `cancelGrace`.
+    if (waiter.id !== "" && waiter.sent) this.cancel(waiter.id, waiter.state === "waiting" ? waiter.grantAt : undefined);
     this.#settle(waiter, false, abortReason(waiter.signal!));
   }
 
@@ -341,8 +342,8 @@ export class RedisQueue {
    * go to `onError` (a lost cancel only wastes capacity, never lets more through). The promise
    * always resolves.
    */
-  cancel(id: string): Promise<unknown> {
-    return this.cancels.cancel(id);
+  cancel(id: string, grantAt?: number): Promise<unknown> {
+    return this.cancels.cancel(id, grantAt);
   }
 
   #detach(waiter: Waiter): void {
