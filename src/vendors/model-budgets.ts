@@ -52,6 +52,8 @@ class Model<D extends string> {
   readonly mirrors = {} as Record<D, ServerBudget>;
   readonly dimensions = {} as Record<D, GatedLimiter>;
   readonly pending = new Set<Pending>();
+  /** Its `concurrent` slots, with `maxConcurrent`. */
+  slots: ConcurrencyLimiter | undefined = undefined;
   /** Places of grants not yet claimed by their reservation, oldest first from `head`. */
   places: Place[] = [];
   head = 0;
@@ -104,7 +106,6 @@ export class ModelBudgets<D extends string> {
   readonly #clock: Clock | undefined;
   readonly #maxConcurrent: number | undefined;
   readonly #models = new Map<string, Model<D>>();
-  readonly #slots = new Map<string, ConcurrencyLimiter>();
   /** What each call's `cost` returned. */
   readonly #costs = new WeakMap<Request, object>();
   /** The call of each cost record the fetch reserves (its own frozen copy of what `cost` returned). */
@@ -128,7 +129,12 @@ export class ModelBudgets<D extends string> {
     this.#clock = clock;
     this.#maxConcurrent = maxConcurrent;
     this.keyed = new KeyedLimiter<string>({
-      create: (model) => new ModelLimiter(this.#slotted(model), (permits, options, reserve) => this.#reserve(model, permits, options, reserve)),
+      // The combination holds its model: a combination the KeyedLimiter revives (evicted, but still
+      // held by a caller) brings its model back with it (see `#reserve`).
+      create: (name) => {
+        const model = this.#model(name);
+        return new ModelLimiter(this.#slotted(model), (permits, options, reserve) => this.#reserve(name, model, permits, options, reserve));
+      },
       ...(clock === undefined ? {} : { clock }),
     });
   }
@@ -167,15 +173,11 @@ export class ModelBudgets<D extends string> {
     return request;
   }
 
-  #slotted(model: string): Record<string, GatedLimiter> {
-    const dimensions: Record<string, GatedLimiter> = { ...this.#model(model).dimensions };
+  #slotted(model: Model<D>): Record<string, GatedLimiter> {
+    const dimensions: Record<string, GatedLimiter> = { ...model.dimensions };
     if (this.#maxConcurrent === undefined) return dimensions;
-    let slots = this.#slots.get(model);
-    if (slots === undefined) {
-      slots = new ConcurrencyLimiter({ limit: this.#maxConcurrent, ...(this.#clock === undefined ? {} : { clock: this.#clock }) });
-      this.#slots.set(model, slots);
-    }
-    return { ...dimensions, concurrent: slots };
+    model.slots ??= new ConcurrencyLimiter({ limit: this.#maxConcurrent, ...(this.#clock === undefined ? {} : { clock: this.#clock }) });
+    return { ...dimensions, concurrent: model.slots };
   }
 
   /** Models whose budgets are kept (a test's view). @internal */
@@ -187,6 +189,8 @@ export class ModelBudgets<D extends string> {
    * Forgets every model at rest: no combination of it left in `keyed` (evicted, so no reservation
    * open), nothing queued, and every member as a fresh one would be (its window empty, its mirror
    * full, its slots free) — so a model made again later lets through no more than this one would.
+   * If the KeyedLimiter revives the evicted combination instead (a caller still held it), its model
+   * comes back with it at its first reservation (see `#reserve`).
    * Without this, each distinct `model` name (a fine-tuned model per job, or one a client chose)
    * kept its budgets for good: about 8 KB each.
    */
@@ -195,9 +199,8 @@ export class ModelBudgets<D extends string> {
       if (this.keyed.peek(name) !== undefined || model.pending.size > 0) continue;
       const members = Object.keys(model.windows) as D[];
       if (!members.every((d) => model.windows[d].isIdle() && model.mirrors[d].isIdle())) continue;
-      if (!(this.#slots.get(name)?.isIdle() ?? true)) continue;
+      if (!(model.slots?.isIdle() ?? true)) continue;
       this.#models.delete(name);
-      this.#slots.delete(name);
     }
     this.#sweepAt = Math.max(MIN_SWEEP, 2 * this.#models.size);
   }
@@ -236,11 +239,14 @@ export class ModelBudgets<D extends string> {
 
   #reserve(
     name: string,
+    model: Model<D>,
     permits: Permits,
     options: ReserveOptions | undefined,
     reserve: (options: ReserveOptions) => Promise<Reservation>,
   ): Promise<Reservation> {
-    const model = this.#model(name);
+    // A revived combination's model is the name's again: `learn` and `sync` must reach the budgets
+    // that reservations go through, not a fresh model made while it was evicted.
+    if (this.#models.get(name) !== model) this.#models.set(name, model);
     const amounts = typeof permits === "object" && permits !== null ? permits : undefined;
     if (amounts === undefined) return reserve(options ?? {});
     const request = this.#callOf(amounts);

@@ -42,3 +42,20 @@ test("a model whose window still counts grants is kept, so a model made again ne
   await clock.advance(1000);
   expect(granted).toBe(true);
 });
+
+test("a combination the KeyedLimiter revives (a caller still held it) brings its model back: a limit the server reports reaches the budgets in use (review: 11 granted after learn(2))", async () => {
+  const clock = new ManualClock();
+  const budgets = new ModelBudgets(() => ({ requests: 100, tokens: 100_000 }), clock);
+  const held = budgets.keyed.get("ft:a");
+  (await held.reserve!({ requests: 1, tokens: 10 })).settle({ requests: 1, tokens: 10 });
+  await clock.advance(3_600_000);
+  for (let i = 0; i < 70; i++) (await budgets.keyed.get(`ft:other${i}`).reserve!({ requests: 1, tokens: 1 })).settle({ requests: 1, tokens: 1 });
+  const again = budgets.keyed.get("ft:a");
+  expect(again).toBe(held); // revived, not made anew
+  (await again.reserve!({ requests: 1, tokens: 1 })).settle({ requests: 1, tokens: 1 });
+  budgets.learn("ft:a", "requests", 2);
+  let granted = 1;
+  for (let i = 0; i < 10; i++) void budgets.keyed.get("ft:a").reserve!({ requests: 1, tokens: 1 }).then((r) => { granted++; r.settle({ requests: 1, tokens: 1 }); });
+  await clock.advance(0);
+  expect(granted).toBe(2);
+});
