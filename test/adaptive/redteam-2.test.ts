@@ -128,7 +128,7 @@ test("AdaptiveLimiter.onResponse: a delay or reset past maxDelay (default 60 s) 
 async function against(server: SimulatedServer, until: number, callers = 20) {
   const clock = new ManualClock();
   const simulated = createSimulatedFetch({ server, clock, latency: { min: 20, max: 80 }, seed: 1 });
-  const changes: { at: number; rate: number }[] = [];
+  const changes: { at: number; rate: number; reason: string }[] = [];
   const rates = new AdaptiveRates({ clock, wallClock: () => clock.now(), onChange: (c) => changes.push(c) });
   const api = createThrottledFetch({ adaptive: rates, fetch: simulated, clock, wallClock: () => clock.now() });
   const loop = async () => {
@@ -141,7 +141,8 @@ async function against(server: SimulatedServer, until: number, callers = 20) {
   const between = (from: number, to: number) => arrivals.filter((a) => a.at >= from && a.at < to);
   const refused = (from: number, to: number) => between(from, to).filter((a) => a.status === 429 || a.status === 503).length;
   const rateAt = (at: number) => changes.filter((c) => c.at < at).at(-1)?.rate;
-  return { between, refused, rateAt };
+  const cuts = (from: number, to: number) => changes.filter((c) => c.reason === "throttled" && c.at >= from && c.at < to).length;
+  return { between, refused, rateAt, cuts };
 }
 
 /** `model` answering `status` (with `headers`) from `from` to `to` instead. */
@@ -163,6 +164,7 @@ test("a maintenance window (503 + Retry-After: 1 for 20 s) cuts once, not once p
   const run = await against(outage(new SlidingLogServer({ limit: 10 }), 20_000, 40_000, 503, { "retry-after": "1" }), 120_000);
   const before = run.rateAt(20_000)!;
   // Before: 12 cuts, to 0.17/s, and 90 % of the rate again only after about 460 s.
+  expect(run.cuts(20_000, 40_000)).toBe(1);
   expect(run.rateAt(40_000)!).toBeGreaterThanOrEqual(0.6 * before);
   expect(run.between(60_000, 120_000).filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(0.85 * 10 * 60);
 });
