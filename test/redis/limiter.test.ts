@@ -339,6 +339,22 @@ describeRedis("Redis limiters: the local queue in virtual time", () => {
     expect(() => new RedisWindowLimiter({ store, key: "api:users", limit: 1, interval: 1000 })).not.toThrow();
   });
 
+  test("debt piled up past 1e12 ms by many asks is refused with a RangeError, nothing taken: the key keeps working for everyone (it broke)", async () => {
+    const { store, name, clock } = setup();
+    const smooth = new RedisSmoothLimiter({ store, key: "s", limit: 1, interval: 1000 });
+    await smooth.acquire(1e9); // granted at once: the next caller pays 1e12 ms
+    const controller = new AbortController();
+    const first = smooth.acquire(1e9, { signal: controller.signal }).catch((e: unknown) => e); // booked 1e12 ms ahead: allowed
+    const errors = await Promise.all(Array.from({ length: 9 }, () => smooth.acquire(1e9).catch((e: unknown) => e)));
+    for (const error of errors) expect(String(error)).toMatch(/past the 1e12 ms \(about 31 years\) a Redis key can hold: debt piled up on this key; nothing was taken/);
+    controller.abort();
+    await first;
+    // A fresh process still reads the key.
+    const again = new RedisStore({ client: fromIoredis(redis), name, clock, now: () => T0 + Math.round(clock.now() * 1000) });
+    const fresh = new RedisSmoothLimiter({ store: again, key: "s", limit: 1, interval: 1000 });
+    expect(typeof (await fresh.tryAcquireAsync(1))).toBe("number");
+  });
+
   test("the node-redis adapter runs the same scripts (EVALSHA, EVAL after NOSCRIPT)", async () => {
     const client = await createClient({ url: server.url }).connect();
     try {

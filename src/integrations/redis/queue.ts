@@ -281,6 +281,11 @@ export class RedisQueue {
       case CODE.full:
         this.#settle(waiter, false, new QueueFullError(this.store.maxPending, { option: "maxPending" }));
         return;
+      case CODE.far:
+        this.#settle(waiter, false, new RangeError(
+          `the grant would be ${Math.round(reply.delay / 1000)} ms away, past the 1e12 ms (about 31 years) a Redis key can hold: debt piled up on this key; nothing was taken`,
+        ));
+        return;
       default:
         this.#settle(
           waiter,

@@ -61,6 +61,8 @@ export const CODE = Object.freeze({
   cancelled: 4,
   /** reserve: this id was already granted (a resent command); the original delay follows. */
   replay: 5,
+  /** reserve: the grant would be more than 1e12 ms away (debt piled up on a key); nothing written. */
+  far: 6,
   /** cancel or settle: nothing to do (unknown or expired id, already cancelled or settled). */
   none: 0,
 });
@@ -145,6 +147,9 @@ for r = 1, count do
     local code = 1
     local mw = ARGV[b + 2]
     if mw ~= 'inf' and delay > tonumber(mw) then code = 2
+    -- a grant past 1e12 ms (debt piled up by many asks): its times would pass what Lua and the key's
+    -- expiry hold exactly, and the key would fail for everyone; refused, nothing written
+    elseif delay > 1e15 then code = 6
     elseif delay > 0 then
       for i, P in ipairs(list) do
         if amt and amt[i] == 0 then
