@@ -105,8 +105,18 @@ export function anthropic(options: AnthropicProfileOptions): VendorProfile {
 
   const cost = async (request: Request): Promise<Cost> => {
     const found = estimateAnthropicRequest(await bodyText(request), estimate);
-    modelOf.set(request, found?.model === undefined ? undefined : modelClass(found.model));
-    return budgets.costOf(request, { requests: 1, input: found?.inputTokens ?? 0, output: found?.outputTokens ?? 0, ...budgets.slot });
+    const key = found?.model === undefined ? undefined : modelClass(found.model);
+    modelOf.set(request, key);
+    const input = found?.inputTokens ?? 0;
+    const output = found?.outputTokens ?? 0;
+    for (const [dimension, asked, what] of [["input", input, "input tokens (the prompt)"], ["output", output, "output tokens (max_tokens)"]] as const) {
+      const limit = budgets.limitOf(key ?? "", dimension);
+      // Said in the caller's terms (the limiter's own message names `cost.${dimension}` and "this limiter").
+      if (asked > limit) {
+        throw new RangeError(`a request to model ${JSON.stringify(found!.model)} asks about ${asked} ${what}, more than its limit of ${limit} a minute: it could never be sent`);
+      }
+    }
+    return budgets.costOf(request, { requests: 1, input, output, ...budgets.slot });
   };
   const onResponse = ({ request, response, key }: ResponseEvent): void => {
     if (key === undefined || response.status === 529) return;

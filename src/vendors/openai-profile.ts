@@ -124,6 +124,13 @@ export function openai(options: OpenAIProfileOptions): VendorProfile {
       // reserves the whole minute then, rather than failing with a RangeError (red-team, 2026-11-27).
       const limit = budgets.limitOf(found.model ?? "", "tokens");
       if (tokens > limit && Math.max(found.inputTokens, found.outputTokens * found.choices) <= limit) tokens = limit;
+      if (tokens > limit) {
+        // Said in the caller's terms (the limiter's own message names `cost.tokens` and "this limiter").
+        throw new RangeError(
+          `a request to model ${JSON.stringify(found.model ?? "")} asks about ${tokens} tokens (prompt about ${found.inputTokens}, ` +
+            `max_tokens × n ${found.outputTokens * found.choices}), more than its limit of ${limit} tokens a minute: it could never be sent`,
+        );
+      }
     }
     return budgets.costOf(request, { requests: 1, tokens, ...budgets.slot });
   };

@@ -74,8 +74,16 @@ describe("openai()", () => {
     const prompt = "word ".repeat(16_000); // about 20,000 tokens at 4 characters a token
     const fits = await profile.cost(post("https://api.openai.com/v1/chat/completions", chat({ max_tokens: 16_000, messages: [{ role: "user", content: prompt }] })));
     expect(fits).toMatchObject({ tokens: 30_000 }); // was 36,000+: a RangeError before anything was sent
-    const tooLarge = await profile.cost(post("https://api.openai.com/v1/chat/completions", chat({ max_tokens: 31_000 })));
-    expect((tooLarge as Record<string, number>).tokens).toBeGreaterThan(30_000); // the server refuses it too: it fails fast
+    // The server refuses it too: it fails fast, in the caller's terms (the model, the prompt and
+    // max_tokens; it said "`cost.tokens` must be at most 30000 for this limiter").
+    await expect(profile.cost(post("https://api.openai.com/v1/chat/completions", chat({ max_tokens: 31_000 })))).rejects.toThrow(
+      /^a request to model "gpt-4o-mini" asks about 310\d\d tokens \(prompt about \d+, max_tokens × n 31000\), more than its limit of 30000 tokens a minute: it could never be sent$/,
+    );
+    let sent = 0;
+    const api = createThrottledFetch({ ...openai({ rpm: 10, tpm: 30_000 }), fetch: async () => (sent++, new Response("{}")) });
+    await expect(api("https://api.openai.com/v1/chat/completions", { method: "POST", body: JSON.stringify(chat({ max_tokens: 31_000 })) }))
+      .rejects.toThrow(/more than its limit of 30000 tokens a minute/);
+    expect(sent).toBe(0);
   });
 
   test("a model named like an Object.prototype member ('constructor', 'toString', '__proto__') gets the default budgets, here and in the simulator (found 2026-11-27: a TypeError)", async () => {
@@ -179,6 +187,14 @@ describe("anthropic()", () => {
       new RangeError("`inputTpm` must be a positive integer (per minute), got 0"),
     );
     expect(() => anthropic({ rpm: 50, inputTpm: 1, outputTpm: 8000, tpm: 3 } as never)).toThrow(/`tpm` is not an option of anthropic\(\)/);
+  });
+
+  test("a request past a minute's input or output budget fails before it is sent, naming the model and the part too large", async () => {
+    const profile = anthropic({ rpm: 50, inputTpm: 30_000, outputTpm: 8_000 });
+    const body = { model: "claude-sonnet-4-5", max_tokens: 9_000, messages: [{ role: "user", content: "hi" }] };
+    await expect(profile.cost(post("https://api.anthropic.com/v1/messages", body))).rejects.toThrow(
+      'a request to model "claude-sonnet-4-5" asks about 9000 output tokens (max_tokens), more than its limit of 8000 a minute: it could never be sent',
+    );
   });
 
   test("reserves input from the body and output from max_tokens, keyed by model", async () => {
