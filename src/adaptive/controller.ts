@@ -59,12 +59,6 @@ const SAME_RATE = 1.05;
  */
 const APP_LIMITED = 0.5;
 
-/**
- * A 503 cuts softly (the known rate stays) only while the server accepted at least this share of
- * the rate sent: random failures refuse a small share; a limit enforced with 503s refuses the excess.
- */
-const SOFT_SHARE = 0.7;
-
 /** More than this share of the recent answers were server errors (5xx, no throttle): no increase. */
 const FAILING = 0.1;
 /** How long an increase found held back (`#held`) stays so without looking again, ms. */
@@ -109,6 +103,8 @@ export class AdaptiveController {
   #sentSinceChange = 0;
   /** Until when an increase is known held back (see `#held`), without looking again. */
   #heldUntil = -Infinity;
+  /** When callers began to wait (the first waited send since the last change): idle time before it is no unused rate. */
+  #demandSince = -Infinity;
   /** When the latest pause of the key ends (see {@link AdaptiveController.onPause}). */
   #pausedUntil = -Infinity;
   /** Time on the cubic curve since the last cut (advanced only while callers wait), and its K. */
@@ -216,6 +212,7 @@ export class AdaptiveController {
   onSent(now: number, waited: boolean): SendTag {
     this.#inFlight++;
     this.#sentSinceChange++;
+    if (waited && !this.#demand) this.#demandSince = now;
     if (waited) this.#demand = true;
     const record = this.#log.push({ epoch: this.#epoch, gen: this.#gen, at: now, seq: this.#sent++ }, this.#rate >= this.ceiling);
     this.#log.prune(now, this.#rate);
@@ -256,8 +253,7 @@ export class AdaptiveController {
       // cutting again on each would spiral to the floor and take minutes to climb back. Bare 503s
       // cut only between successes (the first too: at start they may be an outage).
       const unproven = this.#acceptedSinceCut === 0 && (!outcome.throttled || (this.#epoch > 0 && pauseMs > 0));
-      // A bare 503 (no delay) may be a backend failing at random as well as a limit: see `#cut`.
-      if (tag.epoch === this.#epoch && !unproven) change = this.#cut(tag, now, cap, !outcome.throttled) ?? change;
+      if (tag.epoch === this.#epoch && !unproven) change = this.#cut(tag, now, cap) ?? change;
       // After the cut: the pause it starts is where the next window's estimate starts.
       if (pauseMs > 0) this.#windows.pausedFrom(now + pauseMs, this.#sent);
     } else {
@@ -311,7 +307,7 @@ export class AdaptiveController {
     return this.#set(Math.max(this.#floor(), ceiling), "server-limit", now);
   }
 
-  #cut(tag: SendTag, now: number, cap = Infinity, soft = false): RateChange | undefined {
+  #cut(tag: SendTag, now: number, cap = Infinity): RateChange | undefined {
     const rate = this.#rate;
     const measured = Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
     const known = this.#known;
@@ -358,18 +354,6 @@ export class AdaptiveController {
     // unless the server now accepts much less (its limit dropped).
     const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
     const next = floor(base * cutFactor(this.#o.decrease, measured, rate));
-    if (soft && known !== undefined && this.#acceptedShare(tag, rate) >= SOFT_SHARE) {
-      // A bare 503 on the curve while the server still accepted most of what was sent: relief now,
-      // then back toward the rate known to work, which stays — a backend failing one request in ten
-      // at random would otherwise lower it at every failure, to nothing. 503s that the rate causes
-      // refuse a larger share (an nginx told twice its limit: half), and take a 429's path below.
-      // (A 503 with a delay is a throttle, as documented: its pauses hide the share refused.)
-      // One `decrease` step below the known rate at most, and the curve at its plateau: the next
-      // increase is back at the known rate, so failures every second cannot add up to a spiral.
-      this.#startCurve(known);
-      this.#curveTime = this.#curveK;
-      return this.#set(Math.max(next, Math.min(rate, known * this.#o.decrease)), "throttled", now, true);
-    }
     if (known !== undefined && rate <= known * 1.001) {
       // Overloaded at or below the rate believed to work: that belief was wrong (the limit dropped,
       // or a server's burst hid an earlier overshoot). Climbing back to it would overload again, so
@@ -456,20 +440,12 @@ export class AdaptiveController {
     const recent = this.#log.tally(now - SendLog.span(rate));
     const answered = recent.accepted + recent.refused + recent.failed;
     if (answered > 0 && recent.failed > FAILING * answered) return true;
-    const from = Math.max(now - SendLog.span(rate), this.#lastChangeAt, this.#pausedUntil);
+    // Before callers waited, the client was idle, not slow: a burst every few seconds must not be
+    // held to its own size a second.
+    const from = Math.max(now - SendLog.span(rate), this.#lastChangeAt, this.#pausedUntil, this.#demandSince);
     const expected = ((now - from) * rate) / 1000;
     if (expected < 2) return false;
     return Math.min(this.#sentSinceChange, this.#log.tally(from).sent) < expected * APP_LIMITED;
-  }
-
-  /**
-   * The share of the answered requests sent in the span before `tag` that the server accepted
-   * (1 with none answered). A share, not a rate: the pauses a 503's delay causes do not lower it.
-   */
-  #acceptedShare(tag: SendTag, rate: number): number {
-    const t = this.#log.tally(tag.at - SendLog.span(rate));
-    const answered = t.accepted + t.refused;
-    return answered === 0 ? 1 : t.accepted / answered;
   }
 
   /** The ceiling in force, held at {@link MAX_ADAPTIVE_RATE}: the fastest a learned rate may go. */

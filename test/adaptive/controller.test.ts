@@ -52,12 +52,14 @@ describe("AdaptiveController", () => {
     tag = c.onSent(2600, false);
     expect(c.onResponse(tag, ok, 9000).change).toBeUndefined();
     expect(c.rate).toBe(2);
-    // One caller that waits after an idle spell is no demand at the rate either: the client sends
-    // far below it (application-limited), so a higher rate would go untried.
-    tag = c.onSent(9000, true);
-    expect(c.onResponse(tag, ok, 9100).change).toBeUndefined();
+    // Callers that wait now and then, the client sending far below the rate since they began to
+    // wait (application-limited): a higher rate would go untried. (Idle time before the first wait
+    // does not count: a burst after an idle spell may grow it.)
+    c.onSent(9000, true);
+    tag = c.onSent(11_400, true);
+    expect(c.onResponse(tag, ok, 11_500).change).toBeUndefined();
     // Sending at the rate, it doubles.
-    expect(c.onResponse(busy(c, 10_000, 1000), ok, 10_100).change).toMatchObject({ rate: 4, reason: "slow-start" });
+    expect(c.onResponse(busy(c, 12_000, 1000), ok, 12_100).change).toMatchObject({ rate: 4, reason: "slow-start" });
   });
 
   test("a told limit is a ceiling never exceeded", () => {

@@ -270,14 +270,15 @@ class Dispatching implements AttemptOwner {
   // (Held by the limiter after the learned rate admitted it counts too: its pause, its window.)
   async #send(): Promise<void> {
     const adaptive = this.#adaptive;
-    if (adaptive !== undefined && (this.#admitted!.passed || this.#clock().now() - this.#queuedAt >= 1) && mustPace(adaptive, this.#ceiling)) {
+    if (adaptive !== undefined && (this.#admitted!.passed || (this.#clock().now() - this.#queuedAt >= 1 && adaptive.paused)) && mustPace(adaptive, this.#ceiling)) {
+      // The first slot goes back before the new one is asked: nothing was sent on it (see attempts.ts).
+      this.#admitted!.cancel();
       let again: Admission;
       try {
         again = await admitAdaptive(adaptive, { signal: this.#controller as unknown as AbortSignal }, this.#ceiling);
       } catch (error) {
         throw this.#controller.aborted ? new Unstarted(error) : error; // not sent: the grant goes back
       }
-      this.#admitted!.commit(); // the first slot stays spent (the conservative choice); the new one paces the send
       this.#admitted = { ...again, waited: again.waited || this.#admitted!.waited };
     }
     return this.#sendNow();
