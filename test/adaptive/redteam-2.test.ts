@@ -262,3 +262,19 @@ test("two fetches sharing one AdaptiveRates with different told limits do not re
   expect(changes.filter((c) => c.reason === "set-limit")).toHaveLength(0);
   expect(arrivals.filter((x) => x.status === 429).length).toBeLessThanOrEqual(0.03 * arrivals.length);
 });
+
+test("told a limit a little too high, the told window and the learned rate do not halve the rate between them (6.1/s against a 10/s server, told 12)", async () => {
+  for (const seed of [1, 2]) {
+    const clock = new ManualClock();
+    const simulated = createSimulatedFetch({ server: serveModel(new TokenBucketServer({ limit: 10, burst: 5 })), clock, latency: { min: 20, max: 80 }, seed });
+    const api = createThrottledFetch({ limit: 12, adaptive: true, fetch: simulated, clock, wallClock: () => clock.now() });
+    const loop = async () => {
+      while (clock.now() < 120_000) await (await api(URL)).arrayBuffer();
+    };
+    const all = Promise.all(Array.from({ length: 20 }, loop));
+    await clock.runAll(Infinity);
+    await all;
+    const accepted = simulated.stats.arrivals.filter((a) => a.at >= 30_000 && a.at < 120_000 && a.status === 200).length / 90;
+    expect(accepted, `seed ${seed}`).toBeGreaterThanOrEqual(9);
+  }
+});
