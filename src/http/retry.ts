@@ -268,7 +268,11 @@ export async function decideRetry(input: RetryInput): Promise<RetryDecision> {
   const delay = Math.max(chosen ?? computed, serverDelay ?? 0, timed ?? 0);
   if (input.elapsed + delay >= input.totalTimeout) return { retry: false, reason: "total-timeout" };
   if (input.maxWait !== undefined && delay > input.maxWait) return { retry: false, reason: "max-wait" };
-  if (!throttled && input.budget !== undefined && !input.budget.tryWithdraw()) return { retry: false, reason: "budget" };
+  // A retry the server timed waits for it through the shared pause, which bounds its rate: no budget
+  // is spent. One timed shorter than the first backoff step (at most 1 s) pauses next to nothing —
+  // `Retry-After: 0` during an outage made 2,000 callers send 6,000 requests — so it spends one.
+  const paced = throttled && (serverDelay === undefined || serverDelay >= Math.min(policy.backoff.base, 1000));
+  if (!paced && input.budget !== undefined && !input.budget.tryWithdraw()) return { retry: false, reason: "budget" };
   return answered && timed !== undefined ? { retry: true, delay, throttled, timedByHook: serverDelay! } : { retry: true, delay, throttled };
 }
 

@@ -26,3 +26,17 @@ test("200 calls made at once against a failing server retry 10 + 0.2 × 200 of t
     expect(statuses.filter((s) => s === 200).length).toBe(retries);
   }
 });
+
+test("a total outage answered '503 Retry-After: 0' (or a 429 with 0) spends the budget: nothing was paused, so nothing else bounds the retries (2,000 callers sent 6,000 requests)", async () => {
+  for (const [status, retryAfter] of [[503, "0"], [429, "0"], [503, "0.001"]] as const) {
+    const clock = new ManualClock();
+    let requests = 0;
+    const fetch = async () => {
+      requests++;
+      return new Response("down", { status, headers: { "retry-after": retryAfter } });
+    };
+    const api = createThrottledFetch({ fetch, clock, limit: 1e6, interval: 1000 });
+    await clock.runUntil(Promise.all(Array.from({ length: 2000 }, () => api("https://api.example.com/").then((r) => r.body?.cancel()))), 1e9);
+    expect(requests - 2000, `${status} Retry-After: ${retryAfter}`).toBe(10 + 0.2 * 2000);
+  }
+});

@@ -69,14 +69,16 @@ describe("decideRetry(): the rule as a table", () => {
     expect(await decideRetry(input(overrides))).toEqual(expected);
   });
 
-  test("the budget is spent only when everything else says yes, and never for a throttle", async () => {
+  test("the budget is spent only when everything else says yes, and never for a throttle the server timed (at least the first backoff step)", async () => {
     const budget = new RetryBudget({ ratio: 0, reserve: 1 });
     expect(await decideRetry(input({ outcome: response(404), budget }))).toMatchObject({ retry: false });
-    expect(await decideRetry(input({ outcome: response(429, 100), budget }))).toMatchObject({ retry: true });
+    expect(await decideRetry(input({ outcome: response(429, 1000), budget }))).toMatchObject({ retry: true });
     expect(budget.available).toBe(1);
     expect(await decideRetry(input({ outcome: response(500), budget }))).toMatchObject({ retry: true });
     expect(await decideRetry(input({ outcome: response(500), budget }))).toEqual({ retry: false, reason: "budget" });
     expect(await decideRetry(input({ outcome: response(429), budget }))).toMatchObject({ retry: true });
+    // A delay shorter than the first backoff step pauses next to nothing: such a retry is budgeted.
+    expect(await decideRetry(input({ outcome: response(429, 0), budget }))).toEqual({ retry: false, reason: "budget" });
   });
 
   test("hooks: shouldRetry is asked only when limits allow; bad return values are errors naming the hook", async () => {
