@@ -103,8 +103,10 @@ export class AdaptiveController {
   #sentSinceChange = 0;
   /** Until when an increase is known held back (see `#held`), without looking again. */
   #heldUntil = -Infinity;
-  /** When callers began to wait (the first waited send since the last change): idle time before it is no unused rate. */
+  /** When callers began to wait (the first waited send since the last change or an idle spell): idle time before it is no unused rate. */
   #demandSince = -Infinity;
+  /** The latest send whose caller waited. */
+  #lastWaited = -Infinity;
   /** When the latest pause of the key ends (see {@link AdaptiveController.onPause}). */
   #pausedUntil = -Infinity;
   /** Time on the cubic curve since the last cut (advanced only while callers wait), and its K. */
@@ -212,8 +214,12 @@ export class AdaptiveController {
   onSent(now: number, waited: boolean): SendTag {
     this.#inFlight++;
     this.#sentSinceChange++;
-    if (waited && !this.#demand) this.#demandSince = now;
-    if (waited) this.#demand = true;
+    if (waited) {
+      // Demand begins anew after a spell with nobody waiting (a burst after idle time).
+      if (!this.#demand || now - this.#lastWaited > SendLog.span(this.#rate)) this.#demandSince = now;
+      this.#lastWaited = now;
+      this.#demand = true;
+    }
     const record = this.#log.push({ epoch: this.#epoch, gen: this.#gen, at: now, seq: this.#sent++ }, this.#rate >= this.ceiling);
     this.#log.prune(now, this.#rate);
     return record;

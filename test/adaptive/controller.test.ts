@@ -54,9 +54,9 @@ describe("AdaptiveController", () => {
     expect(c.rate).toBe(2);
     // Callers that wait now and then, the client sending far below the rate since they began to
     // wait (application-limited): a higher rate would go untried. (Idle time before the first wait
-    // does not count: a burst after an idle spell may grow it.)
+    // does not count: a burst after an idle spell — no caller waiting for 2 s — may grow it.)
     c.onSent(9000, true);
-    tag = c.onSent(11_400, true);
+    tag = c.onSent(10_500, true);
     expect(c.onResponse(tag, ok, 11_500).change).toBeUndefined();
     // Sending at the rate, it doubles.
     expect(c.onResponse(busy(c, 12_000, 1000), ok, 12_100).change).toMatchObject({ rate: 4, reason: "slow-start" });

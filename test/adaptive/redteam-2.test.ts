@@ -278,3 +278,22 @@ test("told a limit a little too high, the told window and the learned rate do no
     expect(accepted, `seed ${seed}`).toBeGreaterThanOrEqual(9);
   }
 });
+
+test("bursts after idle spells can grow the learned rate: 10 calls every 3 s no longer take 3x their time at a learned 16/s", async () => {
+  const clock = new ManualClock();
+  const simulated = createSimulatedFetch({ server: serveModel(new TokenBucketServer({ limit: 50, burst: 5 })), clock, latency: { min: 20, max: 80 }, seed: 1 });
+  const api = createThrottledFetch({ adaptive: true, fetch: simulated, clock, wallClock: () => clock.now() });
+  const took: number[] = [];
+  const bursts = (async () => {
+    for (let b = 0; b < 20; b++) {
+      while (clock.now() < b * 3000) await new Promise<void>((resolve) => clock.setTimeout(() => resolve(), b * 3000 - clock.now()));
+      const started = clock.now();
+      await Promise.all(Array.from({ length: 10 }, async (_, i) => (await api(`${URL}${i}`)).arrayBuffer()));
+      took.push(clock.now() - started);
+    }
+  })();
+  await clock.runUntil(bursts, 1e6);
+  const later = took.slice(10).sort((a, b) => a - b);
+  expect(later[Math.floor(later.length / 2)]!, took.join(", ")).toBeLessThanOrEqual(400); // was 600 ms every time (ideal 200)
+  expect(simulated.stats.arrivals.filter((a) => a.status === 429).length).toBeLessThanOrEqual(4);
+});
