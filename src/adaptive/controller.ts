@@ -230,6 +230,11 @@ export class AdaptiveController {
     if (until > this.#pausedUntil) this.#pausedUntil = until;
   }
 
+  /** When the latest pause of the key ends (ms on the caller's clock; -Infinity before any). */
+  get pausedUntil(): number {
+    return this.#pausedUntil;
+  }
+
   /** A request that got no response (a network error, an abort): it only leaves the in-flight count. */
   onAbandoned(_tag: SendTag): void {
     if (this.#inFlight > 0) this.#inFlight--;

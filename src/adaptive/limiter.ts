@@ -79,8 +79,6 @@ export class AdaptiveLimiter implements Limiter {
   readonly #clock: Clock;
   readonly #onChange: ((change: RateChange) => void) | undefined;
   readonly #wallClock: () => number;
-  /** When the last pause ends (clock ms). */
-  #pausedUntil = -Infinity;
   /** When a request was last sent or answered (see `isIdle`). */
   #lastUsed = -Infinity;
   /** The told limit last followed (see {@link AdaptiveLimiter.follow}): the one made with, at first. */
@@ -152,13 +150,12 @@ export class AdaptiveLimiter implements Limiter {
   /** Grants nothing for `ms`; callers resume spaced at the learned rate. */
   pause(ms: number): void {
     this.#inner.pause(ms);
-    this.#pausedUntil = Math.max(this.#pausedUntil, this.#clock.now() + ms);
-    this.#controller.onPause(this.#pausedUntil);
+    this.#controller.onPause(this.#clock.now() + ms);
   }
 
   /** True while a pause (the server's delay, a used-up quota) holds every caller back. */
   get paused(): boolean {
-    return this.#clock.now() < this.#pausedUntil;
+    return this.#clock.now() < this.#controller.pausedUntil;
   }
 
   /**

@@ -11,7 +11,7 @@ import { anthropicModelClass } from "./anthropic-models.ts";
 import { type AnthropicEstimateOptions, estimateAnthropicRequest } from "./estimate-anthropic.ts";
 import { llmShouldRetry, ModelBudgets, ModelOfRequest, settleFromUsage } from "./llm-profile.ts";
 import { describeValue, positiveInteger } from "../validate.ts";
-import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile, wallClockOption } from "./profile.ts";
+import { bodyText, type Cost, neverFits, perMinuteOption, profileOptions, type VendorProfile, wallClockOption } from "./profile.ts";
 
 /**
  * Options of {@link anthropic}.
@@ -112,9 +112,7 @@ export function anthropic(options: AnthropicProfileOptions): VendorProfile {
     for (const [dimension, asked, what] of [["input", input, "input tokens (the prompt)"], ["output", output, "output tokens (max_tokens)"]] as const) {
       const limit = budgets.limitOf(key ?? "", dimension);
       // Said in the caller's terms (the limiter's own message names `cost.${dimension}` and "this limiter").
-      if (asked > limit) {
-        throw new RangeError(`a request to model ${JSON.stringify(found!.model)} asks about ${asked} ${what}, more than its limit of ${limit} a minute: it could never be sent`);
-      }
+      if (asked > limit) throw neverFits(found!.model!, `${asked} ${what}`, String(limit));
     }
     return budgets.costOf(request, { requests: 1, input, output, ...budgets.slot });
   };

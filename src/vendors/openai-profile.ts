@@ -10,7 +10,7 @@ import { describeValue, positiveInteger } from "../validate.ts";
 import { estimateOpenAIRequest, type OpenAIEstimateOptions } from "./estimate-openai.ts";
 import { llmShouldRetry, ModelBudgets, ModelOfRequest, settleFromUsage } from "./llm-profile.ts";
 import { readOpenAIHeaders } from "./openai-headers.ts";
-import { bodyText, type Cost, perMinuteOption, profileOptions, type VendorProfile, wallClockOption } from "./profile.ts";
+import { bodyText, type Cost, neverFits, perMinuteOption, profileOptions, type VendorProfile, wallClockOption } from "./profile.ts";
 
 /**
  * A model's limits: requests and tokens per minute (your organization's, from the limits page).
@@ -126,10 +126,7 @@ export function openai(options: OpenAIProfileOptions): VendorProfile {
       if (tokens > limit && Math.max(found.inputTokens, found.outputTokens * found.choices) <= limit) tokens = limit;
       if (tokens > limit) {
         // Said in the caller's terms (the limiter's own message names `cost.tokens` and "this limiter").
-        throw new RangeError(
-          `a request to model ${JSON.stringify(found.model ?? "")} asks about ${tokens} tokens (prompt about ${found.inputTokens}, ` +
-            `max_tokens × n ${found.outputTokens * found.choices}), more than its limit of ${limit} tokens a minute: it could never be sent`,
-        );
+        throw neverFits(found.model ?? "", `${tokens} tokens (prompt about ${found.inputTokens}, max_tokens × n ${found.outputTokens * found.choices})`, `${limit} tokens`);
       }
     }
     return budgets.costOf(request, { requests: 1, tokens, ...budgets.slot });

@@ -146,3 +146,16 @@ export async function bodyText(request: Request): Promise<string | undefined> {
  * ```
  */
 export const MINUTE = 60_000;
+
+/**
+ * The error for a request larger than a model's budget for a whole minute (it could never be sent),
+ * in the caller's terms: the model, what it asks and why. @internal
+ *
+ * @example
+ * ```ts
+ * throw neverFits("gpt-4o", "31013 tokens (prompt about 13, max_tokens × n 31000)", "30000 tokens");
+ * ```
+ */
+export function neverFits(model: string, asked: string, limit: string): RangeError {
+  return new RangeError(`a request to model ${JSON.stringify(model)} asks about ${asked}, more than its limit of ${limit} a minute: it could never be sent`);
+}
