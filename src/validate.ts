@@ -154,7 +154,9 @@ export function requireFunction<T>(name: string, value: T): T {
 /** An options object (or undefined). */
 export function optionsObject<T extends object>(name: string, value: T | undefined): Partial<T> {
   if (value === undefined || value === null) return {};
-  if (typeof value !== "object" || Array.isArray(value)) {
+  // A Map, Set, Date, Promise… is an object too, but its entries are not options: read as one, it
+  // would silently stand for {} and every default would apply (`adaptive: new Map([["limit", 5]])`).
+  if (typeof value !== "object" || Array.isArray(value) || Object.prototype.toString.call(value) !== "[object Object]") {
     throw new TypeError(`\`${name}\` must be an object, got ${Array.isArray(value) ? "an array" : describeValue(value)}`);
   }
   return value;

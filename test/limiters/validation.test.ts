@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import {
   combine,
+  createThrottledFetch,
   CombinedLimiter,
   FixedWindowLimiter,
   KeyedLimiter,
@@ -233,5 +234,23 @@ describe("describeValue prints any value readably, never [object Object]", () =>
 
   test("object values are never printed (they may hold secrets); only keys", () => {
     expect(describeValue({ authorization: "Bearer secret" })).toBe("an object {authorization}");
+  });
+});
+
+describe("a Map, Set, Date or Promise is not an options object (its entries would be ignored, every default used)", () => {
+  table([
+    ["SmoothLimiter(new Map)", () => new SmoothLimiter(new Map([["limit", 5]]) as never), TypeError, "`options` must be an object, got a Map"],
+    ["acquire options a Date", () => new SmoothLimiter({ limit: 1, clock }).acquire(1, new Date() as never), TypeError, "`options` must be an object, got a Date"],
+    ["createThrottledFetch adaptive: new Map", () => createThrottledFetch({ limit: 1, adaptive: new Map() as never }), TypeError, "`adaptive` must be an object, got a Map"],
+    ["createThrottledFetch retry: new Set", () => createThrottledFetch({ limit: 1, retry: new Set() as never }), TypeError, "`retry` must be an object, got a Set"],
+    ["createThrottledFetch a Promise", () => createThrottledFetch(Promise.resolve({ limit: 1 }) as never), TypeError, "`options` must be an object, got a Promise"],
+  ]);
+
+  test("a class instance or a null-prototype object still counts as options", () => {
+    class Options {
+      limit = 3;
+    }
+    expect(new SmoothLimiter(new Options()).limit).toBe(3);
+    expect(new SmoothLimiter(Object.assign(Object.create(null) as object, { limit: 4 })).limit).toBe(4);
   });
 });
