@@ -12,8 +12,8 @@
  *
  * — with the defaults (0.2, 10), at most 20 % more requests than calls, plus 10 for a quiet client
  * whose first calls fail. Healthy traffic refills the budget; a storm drains it and then only every
- * fifth failure is retried. Tokens are kept as integer millionths, so the bound is exact (no
- * floating-point drift over millions of calls).
+ * fifth failure is retried. Tokens are kept as integer millionths, the ratio rounded down to one,
+ * so the bound is exact (no floating-point drift over millions of calls, and never one retry over).
  *
  * Retries the server timed (429, or 503 with Retry-After) do not spend the budget: they wait for
  * the server's time through the shared, paused limiter, which already bounds their rate.
@@ -67,7 +67,9 @@ export class RetryBudget {
     onlyKnown("RetryBudget", o, keysOf<RetryBudgetOptions>()("ratio", "reserve"));
     const ratio = nonNegativeFinite("ratio", o.ratio ?? HTTP_DEFAULTS.retry.budget.ratio);
     const reserve = nonNegativeInteger("reserve", o.reserve ?? HTTP_DEFAULTS.retry.budget.reserve);
-    this.#ratio = Math.round(ratio * SCALE);
+    // Down, not to the nearest: a ratio rounded up (0.4999997 → 0.5) would let two calls earn a retry
+    // the bound does not allow.
+    this.#ratio = Math.floor(ratio * SCALE);
     this.#capacity = Math.max(reserve, 1) * SCALE;
     this.#tokens = reserve * SCALE;
   }

@@ -40,3 +40,14 @@ test("a total outage answered '503 Retry-After: 0' (or a 429 with 0) spends the 
     expect(requests - 2000, `${status} Retry-After: ${retryAfter}`).toBe(10 + 0.2 * 2000);
   }
 });
+
+test("the ratio is rounded down to a millionth, never up: two calls at 0.4999997 earn no retry (the bound allows 0.9999994)", async () => {
+  const { RetryBudget } = await import("../../src/index.ts");
+  const budget = new RetryBudget({ ratio: 0.4999997, reserve: 0 });
+  budget.deposit();
+  budget.deposit();
+  expect(budget.tryWithdraw()).toBe(false);
+  budget.deposit(); // 1.4999991: one retry now
+  expect(budget.tryWithdraw()).toBe(true);
+  expect(budget.tryWithdraw()).toBe(false);
+});
