@@ -6,6 +6,7 @@
  * @module
  */
 import type { Limiter } from "../limiters/limiter.ts";
+import type { AdaptiveLimiter } from "../adaptive/limiter.ts";
 import { cancelBody } from "./held-response.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
@@ -26,8 +27,8 @@ export interface AttemptContext {
   readonly key: string | undefined;
   /** The limiter the attempt took permits from; none with `adaptive` alone. */
   readonly limiter: Limiter | undefined;
-  /** The key learns its rate: its adaptive limiter already read the answer (and paused itself). */
-  readonly adaptive: boolean;
+  /** The key's learned rate, when it learns one: its adaptive limiter already read the answer (and paused itself). */
+  readonly adaptive: AdaptiveLimiter | undefined;
   /** How long the key's adaptive limiter paused every caller, ms. */
   readonly adaptivePause: number;
   readonly idempotent: boolean;
@@ -51,7 +52,7 @@ const NOT_RETRYABLE: RetryDecision = Object.freeze({ retry: false, reason: "not-
  *
  * @example
  * ```ts
- * const decided = await afterAttempt(config, { call, result: { response }, attempt: 1, key: undefined, limiter, adaptive: false,
+ * const decided = await afterAttempt(config, { call, result: { response }, attempt: 1, key: undefined, limiter, adaptive: undefined,
  *   adaptivePause: 0, idempotent: true, replayable: true, started: 0, inFlight: 0 });
  * if (decided.retry) await sleep(clock, decided.delay);
  * ```
@@ -90,12 +91,12 @@ function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: A
     // server gave (other clients of it must honour it too), not for a quota the adaptive limiter
     // paces out, nor for our own backoff step (the one cut per overload event slows the key).
     const pauseBase = pause.ms > 0 && limiter !== undefined &&
-      (!ctx.adaptive || (pause.reason === "throttled" && signals.delay !== undefined));
+      (ctx.adaptive === undefined || (pause.reason === "throttled" && signals.delay !== undefined));
     if (pauseBase) {
       pauseLimiter(limiter, pause.ms, config.policy.pauseDimensions);
       paused = pause.ms;
     }
-    if (ctx.adaptive) paused = Math.max(paused, ctx.adaptivePause);
+    if (ctx.adaptive !== undefined) paused = Math.max(paused, ctx.adaptivePause);
     config.onThrottle?.({ request: ctx.call.request, response, attempt, key, reason: pause.reason, delay: pause.requested, paused });
   }
   return { outcome: { kind: "response", status: response.status, serverDelay: signals.delay?.ms }, paused, told: pause !== undefined };
@@ -130,8 +131,11 @@ async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: Att
     // `shouldRetry` said the server timed this retry ({ retryAfter }): every caller waits for it,
     // as for a Retry-After the fetch read itself.
     const timed = decision.retry ? decision.timedByHook : undefined;
-    if (timed !== undefined && timed > paused && ctx.limiter !== undefined) {
-      pauseLimiter(ctx.limiter, timed, config.policy.pauseDimensions);
+    if (timed !== undefined && timed > paused && (ctx.limiter !== undefined || ctx.adaptive !== undefined)) {
+      if (ctx.limiter !== undefined) pauseLimiter(ctx.limiter, timed, config.policy.pauseDimensions);
+      // The learned rate holds every attempt of the key first (with `adaptive` alone it is the only
+      // gate): paused too, or the others would go on sending while this one waits.
+      ctx.adaptive?.pause(timed);
       paused = timed;
       // One response, one throttle event: a response already told (its own Retry-After) only
       // lengthens the pause (red-team, 2026-11-27: otel counted one 429 twice).

@@ -133,6 +133,36 @@ describe("the throttled fetch", () => {
     expect(throttles.map(({ reason, delay, paused }) => ({ reason, delay, paused }))).toEqual([{ reason: "throttled", delay: 5000, paused: 5000 }]);
   });
 
+  test("with `adaptive` alone (no limit, no limiter) a 403 answered { retryAfter } pauses the key's learned rate: the other callers wait too", async () => {
+    const clock = new ManualClock();
+    const sent: [string, number][] = [];
+    let refused = false;
+    const fetch = async (input: string | URL | Request) => {
+      const path = new URL(String(input instanceof Request ? input.url : input)).pathname;
+      sent.push([path, clock.now()]);
+      if (path === "/first" && !refused) {
+        refused = true;
+        return new Response("slow down", { status: 403 });
+      }
+      return new Response("ok");
+    };
+    const throttles: ThrottleEvent[] = [];
+    const api = createThrottledFetch({
+      adaptive: true, fetch, clock,
+      onThrottle: (event) => throttles.push(event),
+      retry: { shouldRetry: ({ response }) => response?.status === 403 ? { retryAfter: 5000 } : undefined },
+    });
+    const first = api("https://x.test/first");
+    await clock.advance(1);
+    const second = api("https://x.test/second");
+    await clock.runAll();
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+    expect(sent.find(([path]) => path === "/second")![1]).toBeGreaterThanOrEqual(5000);
+    expect(sent.filter(([path]) => path === "/first").map(([, at]) => at)).toEqual([0, 5000]);
+    expect(throttles.map(({ reason, delay, paused }) => ({ reason, delay, paused }))).toEqual([{ reason: "throttled", delay: 5000, paused: 5000 }]);
+  });
+
   test("retry.pauseDimensions: a 429 on one key pauses its own budget, not the slots every key shares", async () => {
     for (const pauseDimensions of [["requests"], undefined]) {
       const clock = new ManualClock();
