@@ -6,6 +6,7 @@
  * @module
  */
 import type { Limiter } from "../limiters/limiter.ts";
+import type { ThrottleEvent } from "./options.ts";
 import type { AdaptiveLimiter } from "../adaptive/limiter.ts";
 import { cancelBody } from "./held-response.ts";
 import type { ResolvedOptions } from "./options.ts";
@@ -60,11 +61,13 @@ const NOT_RETRYABLE: RetryDecision = Object.freeze({ retry: false, reason: "not-
 export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Decided | Promise<Decided> {
   const response = ctx.result.response;
   try {
-    const { outcome, paused, told } = readAttempt(config, ctx);
-    if (config.shouldRetry === undefined && !retryableByRule(outcome, ctx.idempotent, config.policy)) {
-      return conclude(config, ctx, NOT_RETRYABLE, paused);
-    }
-    return decide(config, ctx, outcome, paused, told);
+    const { outcome, paused, throttle } = readAttempt(config, ctx);
+    // With a `shouldRetry` hook the throttle is told after it: its { retryAfter } may lengthen the
+    // pause, and one response is one event, told with the delay that holds.
+    if (config.shouldRetry !== undefined) return decide(config, ctx, outcome, paused, throttle);
+    if (throttle !== undefined) config.onThrottle?.(throttle);
+    if (!retryableByRule(outcome, ctx.idempotent, config.policy)) return conclude(config, ctx, NOT_RETRYABLE, paused);
+    return decide(config, ctx, outcome, paused, undefined, throttle !== undefined);
   } catch (error) {
     // A hook threw: the call fails with its error, and the response's socket is freed.
     if (response !== undefined) cancelBody(response);
@@ -72,11 +75,11 @@ export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Deci
   }
 }
 
-/** The attempt's outcome; pauses the limiter (and tells `onThrottle`) when the server said so. */
-function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: AttemptOutcome; paused: number; told: boolean } {
+/** The attempt's outcome; pauses the limiter when the server said so, and returns the throttle event to tell. */
+function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: AttemptOutcome; paused: number; throttle: ThrottleEvent | undefined } {
   const { result, attempt, key, limiter } = ctx;
   const response = result.response;
-  if (response === undefined) return { outcome: { kind: "error", timedOut: result.timedOut }, paused: 0, told: false };
+  if (response === undefined) return { outcome: { kind: "error", timedOut: result.timedOut }, paused: 0, throttle: undefined };
   let paused = 0;
   const signals = readServerSignals(response, {
     now: config.wallClock(),
@@ -97,14 +100,23 @@ function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: A
       paused = pause.ms;
     }
     if (ctx.adaptive !== undefined) paused = Math.max(paused, ctx.adaptivePause);
-    config.onThrottle?.({ request: ctx.call.request, response, attempt, key, reason: pause.reason, delay: pause.requested, paused });
   }
-  return { outcome: { kind: "response", status: response.status, serverDelay: signals.delay?.ms }, paused, told: pause !== undefined };
+  const throttle: ThrottleEvent | undefined = pause === undefined || config.onThrottle === undefined
+    ? undefined
+    : { request: ctx.call.request, response, attempt, key, reason: pause.reason, delay: pause.requested, paused };
+  return { outcome: { kind: "response", status: response.status, serverDelay: signals.delay?.ms }, paused, throttle };
 }
 
-async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOutcome, paused: number, told: boolean): Promise<Decided> {
+/**
+ * Runs the retry rule and the hooks. `throttle`: the response's throttle event, not told yet (a
+ * `shouldRetry` hook may lengthen it); `told`: it was told already.
+ */
+async function decide(
+  config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOutcome, paused: number, throttle: ThrottleEvent | undefined, told = false,
+): Promise<Decided> {
   const { result, attempt } = ctx;
   const response = result.response;
+  let pending = throttle;
   try {
     const retryAfter = outcome.kind === "response" ? outcome.serverDelay : undefined;
     const { shouldRetry, delay } = config;
@@ -131,24 +143,33 @@ async function decide(config: ResolvedOptions, ctx: AttemptContext, outcome: Att
     // `shouldRetry` said the server timed this retry ({ retryAfter }): every caller waits for it,
     // as for a Retry-After the fetch read itself.
     const timed = decision.retry ? decision.timedByHook : undefined;
+    pending = undefined;
     if (timed !== undefined && timed > paused && (ctx.limiter !== undefined || ctx.adaptive !== undefined)) {
       if (ctx.limiter !== undefined) pauseLimiter(ctx.limiter, timed, config.policy.pauseDimensions);
       // The learned rate holds every attempt of the key first (with `adaptive` alone it is the only
       // gate): paused too, or the others would go on sending while this one waits.
       ctx.adaptive?.pause(timed);
       paused = timed;
-      // One response, one throttle event: a response already told (its own Retry-After) only
-      // lengthens the pause (red-team, 2026-11-27: otel counted one 429 twice).
-      if (!told) config.onThrottle?.({ request: ctx.call.request, response: response!, attempt, key: ctx.key, reason: "throttled", delay: timed, paused });
-    } else if (!told && response !== undefined && !decision.retry && decision.reason === "retry-after-too-long") {
+      // One response, one throttle event (red-team, 2026-11-27: otel counted one 429 twice), told
+      // with the pause that holds: the hook's, when it lengthened the response's own Retry-After.
+      config.onThrottle?.({ request: ctx.call.request, response: response!, attempt, key: ctx.key, reason: "throttled", delay: timed, paused });
+    } else if (throttle === undefined && !told && response !== undefined && !decision.retry && decision.reason === "retry-after-too-long") {
       // `shouldRetry` timed it past `maxRetryAfter` (GitHub's hour-long primary limit): not retried,
       // nothing paused here — told as a 429 whose Retry-After is too long is (it was silent).
       config.onThrottle?.({ request: ctx.call.request, response, attempt, key: ctx.key, reason: "throttled", delay: decision.delay!, paused: 0 });
-    }
+    } else if (throttle !== undefined) config.onThrottle?.(throttle);
     return conclude(config, ctx, decision, paused);
   } catch (error) {
-    // A hook threw: the call fails with its error, and the response's socket is freed.
+    // A hook threw: the call fails with its error, and the response's socket is freed. The limiter
+    // was paused all the same: that is still told (the hook's error is the one the caller gets).
     if (response !== undefined) cancelBody(response);
+    if (pending !== undefined) {
+      try {
+        config.onThrottle?.(pending);
+      } catch {
+        // the first hook's error wins
+      }
+    }
     throw error;
   }
 }

@@ -211,7 +211,7 @@ describe("the throttled fetch", () => {
   });
 });
 
-test("a 429 whose own Retry-After is shorter than the hook's { retryAfter }: one throttle event (the pause lengthened), not two (red-team, 2026-11-27: otel counted one 429 twice)", async () => {
+test("a 429 whose own Retry-After is shorter than the hook's { retryAfter }: one throttle event, told with the lengthened pause, not two (red-team, 2026-11-27: otel counted one 429 twice)", async () => {
   const clock = new ManualClock();
   let n = 0;
   const fetch = async () => (n++ === 0 ? new Response("slow down", { status: 429, headers: { "retry-after": "1" } }) : new Response("ok"));
@@ -224,6 +224,8 @@ test("a 429 whose own Retry-After is shorter than the hook's { retryAfter }: one
   const response = await clock.runUntil(api("https://api.example.com/x"));
   expect(response.status).toBe(200);
   expect(throttles).toHaveLength(1);
+  // told once, after the hook, with the pause that holds (it was told 1000 / 1000, the response's own)
+  expect(throttles.map(({ delay, paused }) => ({ delay, paused }))).toEqual([{ delay: 1500, paused: 1500 }]);
   expect(clock.now()).toBeGreaterThanOrEqual(1500); // the longer wait holds
   expect(limiter.stats().pausedUntil ?? 0).toBe(0); // over by now
 });
@@ -249,4 +251,17 @@ test("a shouldRetry { retryAfter } past maxRetryAfter is not retried and pauses 
   const started = clock.now();
   await clock.runUntil(api("https://api.example.com/other"));
   expect(clock.now() - started).toBeLessThan(1000);
+});
+
+test("a shouldRetry hook that throws after a 429: the call fails with its error, and the pause the 429 caused is still told, once", async () => {
+  const clock = new ManualClock();
+  const fetch = async () => new Response("slow down", { status: 429, headers: { "retry-after": "2" } });
+  const throttles: ThrottleEvent[] = [];
+  const limiter = new WindowLimiter({ limit: 10, interval: 1000, clock });
+  const api = createThrottledFetch({
+    limiter, fetch, clock, onThrottle: (e) => throttles.push(e),
+    retry: { shouldRetry: () => { throw new Error("hook broke"); } },
+  });
+  await expect(clock.runUntil(api("https://api.example.com/x"))).rejects.toThrow("hook broke");
+  expect(throttles.map(({ delay, paused }) => ({ delay, paused }))).toEqual([{ delay: 2000, paused: 2000 }]);
 });
