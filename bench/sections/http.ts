@@ -200,7 +200,12 @@ export async function runHttp(o: HttpOptions, log: (line: string) => void): Prom
         for (const { id, call } of rotate(calls, round)) {
           if (call === undefined) continue;
           // Each cell starts from a collected heap: the garbage of the cell before is not charged to it.
+          // Then a short untimed warm-up: the forced GC also drops the optimized code of functions
+          // whose per-request objects all died with it (V8 "embedded weak objects cleared"), which a
+          // process with requests in flight never sees; without it each cell timed its own re-warming
+          // (see bench/README.md: +15-20 µs a request for the undici interceptor, +1-4 µs without).
           gc();
+          await drive(call, open.url, callers, Math.ceil(o.overheadRequests / 5));
           const t0 = performance.now();
           const cpu0 = process.cpuUsage();
           await drive(call, open.url, callers, o.overheadRequests);
