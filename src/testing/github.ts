@@ -137,6 +137,9 @@ export class GitHubSimulator implements SimulatedServer {
     const o = optionsObject("options", options);
     onlyKnown("GitHubSimulator", o, keysOf<GitHubSimulatorOptions>()("resources", "primaryStatus", "secondaryStatus", "secondaryRetryAfter", "maxConcurrent", "contentCreation", "graphqlCost", "respond", "secondaryLimit", "epochMs"));
     const r = optionsObject("resources", o.resources);
+    // The simulator names resources as GitHub's headers do (`code_search`); a misspelt one (the
+    // github() profile's option `codeSearch`) would leave that resource at its default unnoticed.
+    onlyKnown("GitHubSimulator's `resources`", r, keysOf<Record<GitHubResource, GitHubQuota>>()("core", "search", "code_search", "graphql"));
     const quota = (name: GitHubResource, fallback: GitHubQuota): GitHubQuota => {
       const q = r[name] ?? fallback;
       return { limit: positiveInteger(`resources.${name}.limit`, q.limit), interval: positiveInteger(`resources.${name}.interval`, q.interval) };

@@ -133,6 +133,9 @@ export class OpenAISimulator implements SimulatedServer {
       throw new TypeError(`\`completionTokens\` must be a function, got ${describeValue(o.completionTokens)}`);
     }
     this.#completionTokens = o.completionTokens;
+    if (o.refundUnused !== undefined && typeof o.refundUnused !== "boolean") {
+      throw new TypeError(`\`refundUnused\` must be a boolean, got ${describeValue(o.refundUnused)}`);
+    }
     this.#refund = o.refundUnused ?? false;
     this.#epoch = o.epochMs ?? DEFAULT_EPOCH_MS;
     this.#random = new SeededRandom(o.seed ?? 1);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { keysOf, onlyKnown, optionsObject, requireFunction } from "../validate.ts";
+import { describeValue, keysOf, onlyKnown, optionsObject, requireFunction } from "../validate.ts";
 import type { Decision, ServerModel } from "./decision.ts";
 
 /**
@@ -85,6 +85,9 @@ export interface ServeModelOptions {
  * ```
  */
 export function serveModel(model: ServerModel, options: ServeModelOptions = {}): SimulatedServer {
+  if (typeof (model as Partial<ServerModel> | null)?.decide !== "function") {
+    throw new TypeError(`\`model\` must be a server model (with a decide method), got ${describeValue(model)}`);
+  }
   const o = optionsObject("options", options);
   onlyKnown("serveModel()", o, keysOf<ServeModelOptions>()("cost", "body"));
   const cost = o.cost === undefined ? undefined : requireFunction("cost", o.cost);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import {
-  AnthropicSimulator, createSimulatedFetch, DEFAULT_EPOCH_MS, estimateTokens, GitHubSimulator, goDuration, ManualClock, OpenAISimulator,
+  AnthropicSimulator, createSimulatedFetch, DEFAULT_EPOCH_MS, estimateTokens, GitHubSimulator, goDuration, ManualClock, OpenAISimulator, serveModel,
 } from "../../src/testing.ts";
 
 const chat = (extra: Record<string, unknown> = {}) => ({ model: "gpt-4o-mini", messages: [{ role: "user", content: "x".repeat(40) }], ...extra });
@@ -286,5 +286,23 @@ describe("GitHubSimulator", () => {
     expect(await a!.json()).toEqual({ id: 1 });
     expect(c!.status).toBe(403);
     expect(fetch.stats.maxInFlight).toBe(3);
+  });
+});
+
+describe("the simulators refuse options they would silently ignore (red-team, 2026-11-27)", () => {
+  test("GitHubSimulator: a resource name GitHub does not use (`codeSearch`, the github() profile's spelling) is a TypeError, not a default left in place", () => {
+    expect(() => new GitHubSimulator({ resources: { codeSearch: { limit: 2, interval: 60_000 } } as never }))
+      .toThrow(new TypeError("`codeSearch` is not an option of GitHubSimulator's `resources` (did you mean `code_search`?)"));
+    expect(new GitHubSimulator({ resources: { code_search: { limit: 2, interval: 60_000 } } }).request(0, { method: "GET", path: "/search/code" }).headers)
+      .toMatchObject({ "x-ratelimit-limit": "2" });
+  });
+
+  test("OpenAISimulator: `refundUnused` must be a boolean (\"false\" turned refunds on)", () => {
+    expect(() => new OpenAISimulator({ refundUnused: "false" as never })).toThrow(new TypeError('`refundUnused` must be a boolean, got "false"'));
+  });
+
+  test("serveModel: a value without `decide` fails at creation, naming it, not at the first request", () => {
+    expect(() => serveModel(null as never)).toThrow(new TypeError("`model` must be a server model (with a decide method), got null"));
+    expect(() => serveModel({} as never)).toThrow(new TypeError("`model` must be a server model (with a decide method), got an object {}"));
   });
 });
