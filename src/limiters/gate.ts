@@ -423,6 +423,15 @@ export class Gate extends GateTimer {
    * Takes a waiter out of its queue (it was aborted); the caller rescans, then runs the returned
    * announcement (an `abort` event), if any, once the domain is consistent again.
    */
+  /** Takes back a waiter that was never the caller's to wait (see `grantAhead`): no stats, no event. */
+  withdraw(waiter: Waiter, now: number): void {
+    const queue = waiter.queue;
+    queue.unlink(waiter, now);
+    queue.arrivals?.delete(waiter);
+    if (queue.size === 0) this.#deactivate(queue);
+    this.scan(now);
+  }
+
   detach(waiter: Waiter): (() => void) | undefined {
     const queue = waiter.queue;
     let now: number;

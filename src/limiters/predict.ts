@@ -8,7 +8,7 @@ import type { Gate } from "./gate.ts";
 import type { Policy } from "./policy.ts";
 import { ranksBefore } from "./priority.ts";
 import { amountAt, newEpoch, type ScanQueue, scanQueues } from "./scan.ts";
-import type { Waiter, WaitQueue } from "./waiter.ts";
+import { Waiter, type WaitQueue } from "./waiter.ts";
 
 /** A queue seen by a prediction: walks the real waiters without copying, then a probe request. */
 export class ProbeQueue implements ScanQueue {
@@ -293,4 +293,32 @@ export function grantsOnArrival(
   // Without priorities in play a newcomer at 0 or below goes last, behind a front that waits.
   if (priority <= 0 && queue.levels === null) return false;
   return gate.predict(queue, permits, now, amounts, priority, 0) === 0;
+}
+
+/** `tryAcquire`'s stand-in in the queue: it learns whether the scan its arrival triggered granted it. */
+class AheadWaiter extends Waiter {
+  done = false;
+  override granted(_now: number): void {
+    this.done = true;
+  }
+}
+
+/**
+ * `tryAcquire` with waiters queued at a lower priority: a newcomer at 0 ranks ahead of them, and
+ * when it fits now `acquire()` grants it at once — so `tryAcquire` takes it the same way (queued and
+ * granted by the scan its arrival triggers, counted and told as a grant that waited 0). Only after
+ * {@link Gate.predict} answered 0 for it. Never leaves it queued: false, and nothing taken, if the
+ * scan did not grant it.
+ *
+ * @example
+ * ```ts
+ * if (gate.predict(queue, 1, now) === 0 && grantAhead(gate, queue, 1, now)) return 0;
+ * ```
+ */
+export function grantAhead(gate: Gate, queue: WaitQueue, permits: number, now: number): boolean {
+  const waiter = new AheadWaiter(permits, queue, false);
+  void gate.enqueueWaiter(waiter, now, undefined, 0);
+  if (waiter.done) return true;
+  gate.withdraw(waiter, now);
+  return false;
 }
