@@ -162,26 +162,25 @@ export class SmoothPolicy implements AdjustablePolicy {
       this.#count = floorCount;
     }
     // Keep what `setLimit` re-prices as-if too. The last grant itself refunded: it was that much
-    // smaller, paid from the same point — or, clamped, written off by idle time or a pause (as
-    // `pause` does). An earlier grant refunded: the last keeps its permits, paid from where
-    // `nextFree` now puts it.
-    if (since === 0) {
-      if (clamped) {
-        this.#lastFrom = this.nextFree();
-        this.#lastPermits = 0;
-      } else this.#lastPermits += delta;
-    } else this.#lastFrom = this.nextFree() - (this.#lastPermits * this.#interval) / this.#limit;
+    // smaller, paid from the same point — clamped or not: a pause or idle time that cut its debt
+    // short at the old rate does not make it cheaper at a new one (`setLimit` waits for the pause's
+    // end as well; red-team, 2026-11-27: reserve 10, pause, settle 8, limit 10/s → 1/s let the next
+    // caller go at 0.9 s, not 8 s). An earlier grant refunded: the last keeps its permits, paid from
+    // where `nextFree` now puts it.
+    if (since === 0) this.#lastPermits = Math.max(0, this.#lastPermits + delta);
+    else if (!clamped) this.#lastFrom = this.nextFree() - (this.#lastPermits * this.#interval) / this.#limit;
   }
 
   pause(until: number): void {
     // Nothing is granted before `until`, and no permits are stored for the paused time, so callers
     // resume at the limiter's rate instead of bursting when the pause ends.
+    // The last grant keeps what `setLimit` re-prices (where it is paid from, its permits): a pause
+    // longer than its debt at the old rate does not write it off at a slower new one — `setLimit`
+    // takes the later of the re-priced debt and the pause's end. (Red-team, 2026-11-27: 8 permits at
+    // 10/s, a pause of 1 s, then 1/s: the next caller went at 1 s, at 8 s without the pause.)
     if (this.nextFree() < until) {
       this.#anchor = until;
       this.#count = 0;
-      // Nothing owed from before the pause is re-priced past its end.
-      this.#lastFrom = until;
-      this.#lastPermits = 0;
     }
     if (until > this.#pausedUntil) this.#pausedUntil = until;
   }

@@ -71,6 +71,34 @@ describe("SmoothLimiter.setLimit()", () => {
       [3000, 1, 100],
     ]));
 
+  test("a pause longer than the debt at the old rate does not write the debt off at a slower new rate (red-team, 2026-11-27)", async () => {
+    // 8 permits at 10/s are due to be paid at 800; at 1/s they cost 8 s. A pause to 700 or to 1000
+    // changes nothing at 1/s: the next caller goes at 8000 either way (it went at 1000 after the
+    // longer pause, 7 s early).
+    for (const pause of [0, 700, 1000]) {
+      const clock = new ManualClock();
+      const l = new SmoothLimiter({ limit: 10, interval: 1000, clock });
+      await l.acquire(8);
+      if (pause > 0) l.pause(pause);
+      await clock.advanceTo(500);
+      l.setLimit({ limit: 1 });
+      expect({ pause, wait: l.tryAcquire() }).toEqual({ pause, wait: 7500 });
+    }
+  });
+
+  test("nor does a refund the pause clamped: the grant settled to 8 costs 8 s at 1/s", async () => {
+    for (const pause of [0, 900]) {
+      const clock = new ManualClock();
+      const l = new SmoothLimiter({ limit: 10, interval: 1000, clock });
+      const r = await l.reserve(10);
+      if (pause > 0) l.pause(pause);
+      r.settle(8);
+      await clock.advanceTo(200);
+      l.setLimit({ limit: 1 });
+      expect({ pause, wait: l.tryAcquire() }).toEqual({ pause, wait: 7800 });
+    }
+  });
+
   test("a new interval changes the spacing; stored permits stay a number of permits", () =>
     runSteps((clock) => new SmoothLimiter({ limit: 10, interval: 1000, burst: 4, clock }), [
       [0, 1, 0],
