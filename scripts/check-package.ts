@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { distName, ENTRIES, npmSpecifier } from "./entries.ts";
+import { declaredValues } from "./lib/declared-exports.ts";
 import { assertFreshDist } from "./lib/dist.ts";
 import { run } from "./lib/exec.ts";
 import { readJson } from "./lib/json.ts";
@@ -87,6 +88,29 @@ try {
       await run(runtime.path, ["smoke.cjs"], { cwd: scratch, timeout: 30_000 });
     });
   }
+  await checks.check("the types declare as values exactly what every entry point exports at run time (ESM and CJS)", async () => {
+    const installed = join(scratch, "node_modules", name);
+    const manifest = readJson(join(installed, "package.json")) as { exports: Record<string, { import: { types: string }; require: { types: string } }> };
+    const problems: string[] = [];
+    for (const entry of ENTRIES) {
+      const spec = npmSpecifier(name, entry);
+      const { stdout } = await run(runtimes.at(-1)?.path ?? process.execPath, ["--input-type=module", "-e", `
+        import { createRequire } from "node:module";
+        const require = createRequire(process.cwd() + "/");
+        const keys = (ns) => Object.keys(ns).filter((k) => k !== "__esModule" && k !== "default").sort();
+        console.log(JSON.stringify({ esm: keys(await import(${JSON.stringify(spec)})), cjs: keys(require(${JSON.stringify(spec)})) }));`], { cwd: scratch, timeout: 30_000 });
+      const runtime = JSON.parse(stdout) as { esm: string[]; cjs: string[] };
+      const types = manifest.exports[entry.subpath]!;
+      for (const [format, file, names] of [["ESM", types.import.types, runtime.esm], ["CJS", types.require.types, runtime.cjs]] as const) {
+        const declared = declaredValues(join(installed, file));
+        const notAtRuntime = declared.filter((n) => !names.includes(n));
+        const undeclared = names.filter((n) => !declared.includes(n));
+        if (notAtRuntime.length > 0) problems.push(`${spec} (${format}): declared but not exported: ${notAtRuntime.join(", ")}`);
+        if (undeclared.length > 0) problems.push(`${spec} (${format}): exported but not declared: ${undeclared.join(", ")}`);
+      }
+    }
+    if (problems.length > 0) throw new Error(problems.join("\n"));
+  });
   for (const mode of ["node16", "nodenext", "bundler"] as const) {
     await checks.check(`TypeScript resolves the types with moduleResolution ${mode} (from ESM and CJS files)`, async () => {
       await run(runtimes.at(-1)?.path ?? process.execPath, [tsc, "-p", `tsconfig.${mode}.json`], { cwd: scratch, timeout: 60_000 });

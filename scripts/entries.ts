@@ -46,14 +46,18 @@ export const ENTRIES: readonly EntryPoint[] = [
   { subpath: "./testing/msw", source: "src/testing-msw.ts", runtime: "web", peers: ["msw"], sizeBudget: 9.2 * 1024 },
   // With what it imports (the header parsers, the gate, the limiters, KeyedLimiter, adaptive rates): 22.9 KiB
   // (2026-11-23); a user of it imports most of that from the main entry anyway, for the limiter. 25.6 KiB
-  // on 2026-11-27 after the red-team fixes (adaptive options, the slot idle timer from the headers).
-  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 27.2 * 1024 },
+  // on 2026-11-27 after the red-team fixes (adaptive options, the slot idle timer from the headers);
+  // 27.2 later that day, with GatedLimiter and KeyedLimiter exported as values (the types said so).
+  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 27.5 * 1024 },
   // The profiles with their building blocks (header readers, estimators, the SSE tap) and the limiters they
   // build (window, combination, concurrency, keyed): 20.0 KiB (2026-11-23; 16.5 before the fetch-reserve
   // merge: the limiters grew); a user imports most of that from the main entry anyway.
-  { subpath: "./vendors", source: "src/vendors.ts", runtime: "web", sizeBudget: 23.8 * 1024 },
-  // The Redis store and its adapters, with the limiters they back: 24.2 KiB (2026-11-23).
-  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 28.7 * 1024 },
+  // 23.8 KiB on 2026-11-27 (tryAcquire ahead of lower-priority waiters, limiter fixes).
+  { subpath: "./vendors", source: "src/vendors.ts", runtime: "web", sizeBudget: 24.1 * 1024 },
+  // The Redis store and its adapters, with the limiters they back: 24.2 KiB (2026-11-23); 28.9 KiB on
+  // 2026-11-27 with GatedLimiter, LimiterEvents, Reservation and SluiceError exported as values (the
+  // types said so).
+  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 29.2 * 1024 },
   // Web: the OpenTelemetry API runs in browsers, Deno and Bun too, and this entry imports nothing
   // (the Meter is typed structurally), so its code is held to the web-standard check. 2.9 KiB with
   // what it imports (argument checks); most of it is the metric names and descriptions.

@@ -12,23 +12,22 @@
  * @module
  */
 export * from "./integrations/redis/index.ts";
-// The core types this entry's API mentions, so its documentation is complete on its own. Types only:
-// the classes themselves come from the main entry, so there is one copy of each at run time.
+// The core types this entry's API mentions, so its documentation is complete on its own. The classes
+// are exported as values: a type-only re-export of a class came out of the declaration bundler as a
+// plain one, so `instanceof SluiceError` from here type-checked and failed at run time (red-team,
+// 2026-11-27). The build splits shared code into chunks, so there is still one copy of each class.
+export { GatedLimiter, LimiterEvents, Reservation, SluiceError } from "./index.ts";
 export type {
   AcquireOptions,
   Clock,
-  GatedLimiter,
   Limiter,
   LimiterEventListener,
-  LimiterEvents,
   LimiterEventType,
   LimiterListenerOptions,
   LimiterStats,
   Permits,
   Rate,
-  Reservation,
   ReserveOptions,
   ScheduleOptions,
-  SluiceError,
   TimerHandle,
 } from "./index.ts";
