@@ -17,6 +17,7 @@
  */
 
 import type { Clock } from "../clock.ts";
+import { anySignal } from "../http/timers.ts";
 import { CombinedLimiter, combine } from "../limiters/combine.ts";
 import { ConcurrencyLimiter } from "../limiters/concurrency.ts";
 import { KeyedLimiter } from "../limiters/keyed.ts";
@@ -253,7 +254,8 @@ export class ModelBudgets<D extends string> {
     const controller = new AbortController();
     const pending: Pending = { amounts, controller };
     const given = options?.signal;
-    const signal = given === undefined || given === null ? controller.signal : AbortSignal.any([given, controller.signal]);
+    // anySignal, not AbortSignal.any: Node 20.0–20.2 and older browsers lack it (red-team, 2026-11-27).
+    const signal = given === undefined || given === null ? controller.signal : anySignal([given, controller.signal])!;
     model.pending.add(pending);
     let granted: Promise<Reservation>;
     try {

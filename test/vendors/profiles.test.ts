@@ -397,3 +397,24 @@ describe("github()", () => {
     expect(profile.rateLimitHeaders).toBe(false);
   });
 });
+
+test("a call with a signal works where AbortSignal.any is missing (Node 20.0–20.2, older browsers): the profile links the signals itself (red-team, 2026-11-27: TypeError)", async () => {
+  const any = AbortSignal.any;
+  (AbortSignal as { any?: unknown }).any = undefined;
+  try {
+    const clock = new ManualClock();
+    const fetch = async () => new Response(JSON.stringify({ usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 } }), { headers: { "content-type": "application/json" } });
+    const api = createThrottledFetch({ ...openai({ rpm: 60, tpm: 10_000, clock }), fetch, clock });
+    const controller = new AbortController();
+    const response = await clock.runUntil(api(post("https://api.openai.com/v1/chat/completions", chat()), { signal: controller.signal }));
+    expect(response.status).toBe(200);
+    // and the caller's abort still reaches a call that waits
+    const first = await clock.runUntil(api(post("https://api.openai.com/v1/chat/completions", chat()), { signal: controller.signal }));
+    expect(first.status).toBe(200);
+    const waiting = api(post("https://api.openai.com/v1/chat/completions", chat()), { signal: controller.signal });
+    controller.abort(new Error("caller left"));
+    await expect(clock.runUntil(waiting)).rejects.toThrow("caller left");
+  } finally {
+    AbortSignal.any = any;
+  }
+});
