@@ -225,6 +225,48 @@ describeRedis("faults", () => {
     expect(await left()).toBe(1);
   });
 
+  test("the same when the waiter is aborted during its round trip (before its grant time is known): the cancel is sent again until the grant time plus cancelGrace, not until cancelGrace past the failure", async () => {
+    const c = client();
+    await ready(c);
+    const base = fromIoredis(c);
+    let refusing = true;
+    let holdReserve: Promise<void> | undefined;
+    let releaseReserve = () => {};
+    const flaky = {
+      ...base,
+      evalsha: async (sha: string, keys: readonly string[], args: readonly string[]) => {
+        if (sha === SCRIPTS.cancel.sha && refusing) throw new Error("Connection is closed.");
+        const reply = await base.evalsha(sha, keys, args);
+        if (sha === SCRIPTS.reserve.sha && holdReserve !== undefined) await holdReserve; // the reply is late
+        return reply;
+      },
+    };
+    const clock = new ManualClock();
+    const T0 = 1_760_000_000_000_000;
+    const s = new RedisStore({ client: flaky, name: `fault-${family++}`, clock, now: () => T0 + Math.round(clock.now() * 1000), retryAfterFailure: 0, onError: () => {} });
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 10, interval: 60_000 });
+    await limiter.acquire(10);
+    holdReserve = new Promise((resolve) => (releaseReserve = resolve));
+    const controller = new AbortController();
+    const booked = limiter.acquire(5, { signal: controller.signal }).catch((e: unknown) => e);
+    await vi.waitFor(async () => expect(await admin.zcard(`${s.prefix}w:w`)).toBe(2), { timeout: 2000, interval: 10 });
+    controller.abort(); // its reply has not come back: the grant time is unknown
+    await booked;
+    releaseReserve();
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the late reply arrives
+    for (let t = 0; t < 7000; t += 100) {
+      await clock.advance(100);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    refusing = false;
+    const left = () => admin.zcard(`${s.prefix}w:w`);
+    for (let t = 0; t < 5000 && (await left()) !== 1; t += 100) {
+      await clock.advance(100);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(await left()).toBe(1);
+  });
+
   test("a settle whose reply never came (CLIENT PAUSE past the timeout) applies once, even sent again", async () => {
     const c = client();
     await ready(c);

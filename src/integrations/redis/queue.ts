@@ -250,7 +250,18 @@ export class RedisQueue {
   };
 
   #onReply(waiter: Waiter, id: string, reply: Reply): void {
-    if (waiter.id !== id || waiter.state !== "reserving") return; // aborted: its cancel is already on its way
+    if (waiter.id !== id || waiter.state !== "reserving") {
+      // Aborted: its cancel is already on its way — sent before this grant time was known, so if it
+      // fails it is sent again only until cancelGrace past the failure. A grant booked further ahead
+      // can be refunded until its own time plus cancelGrace: cancel again with it (idempotent; a
+      // cancel that got through makes this one a no-op). Red-team (faults test under load): a
+      // waiter booked a minute ahead and aborted during its round trip kept its permits when Redis
+      // refused cancels for 7 s.
+      if (waiter.id === id && waiter.state === "done" && (reply.code === CODE.ok || reply.code === CODE.replay) && reply.delay > 0) {
+        void this.cancel(id, this.clock.now() + reply.delay / 1000);
+      }
+      return;
+    }
     this.reserving--;
     const now = this.clock.now();
     switch (reply.code) {
