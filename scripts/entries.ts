@@ -37,9 +37,10 @@ export const ENTRIES: readonly EntryPoint[] = [
   // The main entry holds the limiters and the throttled fetch (27.7 KiB of its 29.2 for a fetch user,
   // 2026-11-23); the limiter core alone has its own, tighter budget in scripts/lib/size.ts. Budgets below
   // are the size measured on 2026-11-23 plus about 3 % (1 % here), so growth is caught.
-  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 34.5 * 1024 },
-  // ManualClock alone is under 1 KiB (tree-shaken); with every simulated server and vendor simulator, 8.5 KiB.
-  { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 10.4 * 1024 },
+  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 34.9 * 1024 },
+  // ManualClock alone is under 1 KiB (tree-shaken); with every simulated server and vendor simulator, 8.5 KiB;
+  // 10.5 KiB on 2026-11-27 (option checks of the simulators, ManualClock.hold).
+  { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 10.7 * 1024 },
   // msw handlers for the simulated servers: msw's `http` is passed in (nothing imported from msw, an optional
   // peer). With the simulated fetch and the three vendor simulators it reaches: 7.8 KiB (2026-11-23); a user
   // of it imports most of that from `./testing` anyway.

@@ -120,3 +120,39 @@ describe("systemClock", () => {
     expect(systemClock.now()).toBeGreaterThan(a);
   });
 });
+
+describe("ManualClock and real asynchronous work (red-team, 2026-11-27)", () => {
+  const realDelay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  test("hold(work): no timer fires until the held work settles, so virtual time waits for it", async () => {
+    const clock = new ManualClock();
+    const seen: string[] = [];
+    clock.setTimeout(() => seen.push(`timer at ${clock.now()}`), 10);
+    const work = clock.hold(realDelay(30).then(() => seen.push(`work done at ${clock.now()}`)));
+    await clock.advance(100);
+    await work;
+    expect(seen).toEqual(["work done at 0", "timer at 10"]);
+    // a held rejection is the caller's to handle; the clock goes on
+    const failed = clock.hold(Promise.reject(new Error("read failed")));
+    await expect(failed).rejects.toThrow("read failed");
+    await clock.advance(10);
+    expect(clock.now()).toBe(110);
+  });
+
+  test("runUntil waits some real time for work outside the clock (file I/O, a hash off the main thread) before calling the promise stuck", async () => {
+    const clock = new ManualClock();
+    const job = async () => {
+      for (let i = 0; i < 3; i++) {
+        await realDelay(40); // e.g. appending a result to a file: no timer of the clock is pending
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, 1000));
+      }
+      return clock.now();
+    };
+    expect(await clock.runUntil(job())).toBe(3000);
+  });
+
+  test("a promise that never settles is still reported, after half a second of real time with no timer", async () => {
+    const clock = new ManualClock();
+    await expect(clock.runUntil(new Promise(() => {}))).rejects.toThrow(/no timer is left at 0 ms/);
+  });
+});

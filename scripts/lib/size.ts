@@ -131,9 +131,11 @@ export const CORE_EXPORTS = [
  * Budget for the limiter core, min+gzip. Set at 7 KiB when the core was 5.9 KiB; reservations,
  * priorities, stats and events, live limits and the combine-starvation fix took it to 13.9 KiB
  * (2026-11-23), rejecting misspelt options (with a did-you-mean hint) to 15.0 KiB (2026-11-24: +0.6 KiB,
- * a third of it the hint). The budget is today's size plus about 1.5 %, so growth is caught.
+ * a third of it the hint); 16.0 KiB on 2026-11-27 (ManualClock holding for real work and yielding
+ * with a MessageChannel in browsers, tryAcquire ahead of lower-priority waiters). The budget is
+ * today's size plus about 1.5 %, so growth is caught.
  */
-export const CORE_BUDGET = 15.9 * 1024;
+export const CORE_BUDGET = 16.2 * 1024;
 
 
 /**

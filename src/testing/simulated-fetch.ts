@@ -168,6 +168,10 @@ export function createSimulatedFetch(options: SimulatedFetchOptions): SimulatedF
     try {
       const handled = queue.then(() => server.handle(request, { now, inFlight }));
       queue = handled.catch(() => undefined);
+      // The server reads the request's body, which takes real event-loop turns (more in a browser):
+      // a ManualClock holds its timers meanwhile, so a run is the same on every runtime.
+      const hold = (clock as { hold?: (work: Promise<unknown>) => unknown }).hold;
+      if (typeof hold === "function") hold.call(clock, queue);
       const reply = await handled;
       const url = new URL(request.url);
       stats.record({ at: now, method: request.method, path: url.pathname + url.search, status: reply.status });

@@ -16,5 +16,6 @@ import "./fetch.cases.ts";
 import "./serve.cases.ts";
 import "./throttled-fetch.cases.ts";
 import "./testing-msw.cases.ts";
+import "./simulated.cases.ts";
 
 export { cases, fullName, runCase } from "./harness.ts";
