@@ -226,3 +226,29 @@ export function checkPermits(permits: unknown, max: number): asserts permits is 
     throw new RangeError(`\`permits\` must be at most ${max} for this limiter (it can never grant more), got ${permits}`);
   }
 }
+
+/**
+ * True for a promise (or any thenable): what an `async` hook returns.
+ *
+ * @example
+ * ```ts
+ * isThenable(Promise.resolve(1)); // true
+ * isThenable(1);                  // false
+ * ```
+ */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function";
+}
+
+/**
+ * A hook's answer where a plain value is needed: a promise (an `async` hook) gets a rejection
+ * handler, so it is not reported as unhandled once the caller throws the TypeError naming it.
+ *
+ * @example
+ * ```ts
+ * if (typeof p !== "number") { quietly(p); throw new TypeError(`\`priority\` must return a finite number, got ${describeValue(p)}`); }
+ * ```
+ */
+export function quietly(value: unknown): void {
+  if (isThenable(value)) value.then(undefined, () => {});
+}

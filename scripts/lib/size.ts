@@ -144,10 +144,11 @@ export const CORE_BUDGET = 16.2 * 1024;
  * adaptive rates, concurrency slots, costs), min+gzip. The goal is ≤ 10 KiB (ky is 8.7 KiB); it
  * measures 30.8 KiB (2026-11-27; 27.7 KiB on 2026-11-23, then the adaptive fixes and rejecting
  * misspelt options: 30.2 KiB on 2026-11-24; then red-team fixes: a stated RateLimit-Policy read
- * alone, told limits outside the adaptive range held, hooks that throw), so the budget is today's size with a little room (1 %), to catch
+ * alone, told limits outside the adaptive range held, hooks that throw; 32.7 KiB later that day with
+ * async hooks awaited), so the budget is today's size with a little room (1 %), to catch
  * growth while the goal stays open. `node scripts/size-modules.ts` shows why the goal needs an API
  * decision rather than trimming (README "Size").
  */
-export const FETCH_ONLY_BUDGET = 32.5 * 1024;
+export const FETCH_ONLY_BUDGET = 33.0 * 1024;
 /** The goal for {@link FETCH_ONLY_BUDGET}, printed beside the measurement. */
 export const FETCH_ONLY_GOAL = 10 * 1024;

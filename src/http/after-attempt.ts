@@ -12,6 +12,7 @@ import { cancelBody } from "./held-response.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
 import { pauseFor, pauseLimiter, readServerSignals } from "./throttle.ts";
+import { isThenable } from "../validate.ts";
 
 /** What one attempt produced. @internal */
 export type AttemptResult =
@@ -65,14 +66,21 @@ export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Deci
     // With a `shouldRetry` hook the throttle is told after it: its { retryAfter } may lengthen the
     // pause, and one response is one event, told with the delay that holds.
     if (config.shouldRetry !== undefined) return decide(config, ctx, outcome, paused, throttle);
-    if (throttle !== undefined) config.onThrottle?.(throttle);
-    if (!retryableByRule(outcome, ctx.idempotent, config.policy)) return conclude(config, ctx, NOT_RETRYABLE, paused);
-    return decide(config, ctx, outcome, paused, undefined, throttle !== undefined);
+    const told = throttle === undefined ? undefined : config.onThrottle?.(throttle);
+    // An `async` onThrottle: awaited, as every event hook is (its rejection fails the call).
+    if (isThenable(told)) return failsCall(Promise.resolve(told).then(() => byRule(config, ctx, outcome, paused, throttle !== undefined)), response);
+    return failsCall(byRule(config, ctx, outcome, paused, throttle !== undefined), response);
   } catch (error) {
     // A hook threw: the call fails with its error, and the response's socket is freed.
     if (response !== undefined) cancelBody(response);
     throw error;
   }
+}
+
+/** Without a `shouldRetry` hook: the rule decides; an outcome it never retries needs no decision. */
+function byRule(config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOutcome, paused: number, told: boolean): Decided | Promise<Decided> {
+  if (!retryableByRule(outcome, ctx.idempotent, config.policy)) return conclude(config, ctx, NOT_RETRYABLE, paused);
+  return decide(config, ctx, outcome, paused, undefined, told);
 }
 
 /** The attempt's outcome; pauses the limiter when the server said so, and returns the throttle event to tell. */
@@ -144,6 +152,7 @@ async function decide(
     // as for a Retry-After the fetch read itself.
     const timed = decision.retry ? decision.timedByHook : undefined;
     pending = undefined;
+    let throttled: unknown; // what onThrottle returned
     if (timed !== undefined && timed > paused && (ctx.limiter !== undefined || ctx.adaptive !== undefined)) {
       if (ctx.limiter !== undefined) pauseLimiter(ctx.limiter, timed, config.policy.pauseDimensions);
       // The learned rate holds every attempt of the key first (with `adaptive` alone it is the only
@@ -152,20 +161,26 @@ async function decide(
       paused = timed;
       // One response, one throttle event (red-team, 2026-11-27: otel counted one 429 twice), told
       // with the pause that holds: the hook's, when it lengthened the response's own Retry-After.
-      config.onThrottle?.({ request: ctx.call.request, response: response!, attempt, key: ctx.key, reason: "throttled", delay: timed, paused });
+      throttled = config.onThrottle?.({ request: ctx.call.request, response: response!, attempt, key: ctx.key, reason: "throttled", delay: timed, paused });
     } else if (throttle === undefined && !told && response !== undefined && !decision.retry && decision.reason === "retry-after-too-long") {
       // `shouldRetry` timed it past `maxRetryAfter` (GitHub's hour-long primary limit): not retried,
       // nothing paused here — told as a 429 whose Retry-After is too long is (it was silent).
-      config.onThrottle?.({ request: ctx.call.request, response, attempt, key: ctx.key, reason: "throttled", delay: decision.delay!, paused: 0 });
-    } else if (throttle !== undefined) config.onThrottle?.(throttle);
-    return conclude(config, ctx, decision, paused);
+      throttled = config.onThrottle?.({ request: ctx.call.request, response, attempt, key: ctx.key, reason: "throttled", delay: decision.delay!, paused: 0 });
+    } else if (throttle !== undefined) throttled = config.onThrottle?.(throttle);
+    // Awaited only when `async`: the other hooks follow in the same turn otherwise (a profile's
+    // onResponse pausing every resource before callers made in onThrottle reach the limiter).
+    if (isThenable(throttled)) await throttled;
+    const decided = conclude(config, ctx, decision, paused);
+    return decided instanceof Promise ? await decided : decided;
   } catch (error) {
     // A hook threw: the call fails with its error, and the response's socket is freed. The limiter
     // was paused all the same: that is still told (the hook's error is the one the caller gets).
     if (response !== undefined) cancelBody(response);
     if (pending !== undefined) {
       try {
-        config.onThrottle?.(pending);
+        // the first hook's error wins; an async onThrottle's own rejection is not reported either
+        const told = config.onThrottle?.(pending);
+        if (isThenable(told)) told.then(undefined, () => {});
       } catch {
         // the first hook's error wins
       }
@@ -174,23 +189,41 @@ async function decide(
   }
 }
 
-/** Tells `onResponse` and `onRetry` (when set) what was decided. Throws what a hook throws. */
-function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryDecision, paused: number): Decided {
-  const { result, attempt, key } = ctx;
-  const response = result.response;
-  if (response !== undefined && config.onResponse !== undefined) {
-    config.onResponse({
-      request: ctx.call.request, response, attempt, key, retrying: decision.retry, reason: decision.retry ? undefined : decision.reason,
-    });
-  }
+/**
+ * Tells `onResponse`, then `onRetry` (when set), what was decided. Throws what a hook throws; an
+ * `async` hook is awaited before the next (its rejection fails the call, as a throw does:
+ * red-team, 2026-11-27 — it escaped as an unhandled rejection, and Node's default ended the process).
+ */
+function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryDecision, paused: number): Decided | Promise<Decided> {
+  const response = ctx.result.response;
+  if (response === undefined || config.onResponse === undefined) return retrying(config, ctx, decision, paused);
+  const told = config.onResponse({
+    request: ctx.call.request, response, attempt: ctx.attempt, key: ctx.key, retrying: decision.retry, reason: decision.retry ? undefined : decision.reason,
+  });
+  return isThenable(told) ? Promise.resolve(told).then(() => retrying(config, ctx, decision, paused)) : retrying(config, ctx, decision, paused);
+}
+
+/** Tells `onRetry` of a retry (awaited when `async`); the decision the attempt loop acts on. */
+function retrying(config: ResolvedOptions, ctx: AttemptContext, decision: RetryDecision, paused: number): Decided | Promise<Decided> {
   if (!decision.retry) return FINAL;
-  config.onRetry?.({
+  const result = ctx.result;
+  const told = config.onRetry?.({
     request: ctx.call.request,
-    ...(response !== undefined ? { response } : { error: result.error }),
-    attempt,
+    ...(result.response !== undefined ? { response: result.response } : { error: result.error }),
+    attempt: ctx.attempt,
     delay: decision.delay,
     throttled: decision.throttled,
-    key,
+    key: ctx.key,
   });
-  return { retry: true, delay: decision.delay, paused };
+  const decided: Decided = { retry: true, delay: decision.delay, paused };
+  return isThenable(told) ? Promise.resolve(told).then(() => decided) : decided;
+}
+
+/** A decision still pending (an async hook's): if it fails, the response's socket is freed first. */
+function failsCall(decided: Decided | Promise<Decided>, response: Response | undefined): Decided | Promise<Decided> {
+  if (response === undefined || !(decided instanceof Promise)) return decided;
+  return decided.catch((error: unknown) => {
+    cancelBody(response);
+    throw error;
+  });
 }

@@ -25,6 +25,7 @@ import { waitForSlot } from "./slot-timers.ts";
 import { holdsSlots, slotCost } from "./slots.ts";
 import { afterAttempt, type AttemptResult, type Decided } from "./after-attempt.ts";
 import type { CallState } from "./throttled-fetch.ts";
+import { describeValue, quietly } from "../validate.ts";
 
 /**
  * Runs a call's attempts until one is final, or the call fails. @internal
@@ -64,6 +65,8 @@ export async function runAttempts(
   const idempotent = policy.methods.has(call.method) || call.hasIdempotencyKey;
   const replayable = plan.kind !== "streamed";
   const permits = typeof config.permits === "function" ? config.permits(call.request) : config.permits;
+  // An `async` permits function: refused where the limiter checks it, its own rejection handled here.
+  if (typeof permits !== "number") quietly(permits);
   // The cost before the key: a key may depend on what the cost read from the body (an LLM profile's
   // budgets are per model, and the model is in the body).
   const costs = config.costs;
@@ -95,7 +98,8 @@ export async function runAttempts(
   // With a KeyedLimiter or `adaptive`: one limiter, and one learned rate, per key.
   const key = config.keyed === undefined && config.adaptive === undefined ? undefined : config.key(call.request);
   if (key !== undefined && typeof key !== "string") {
-    throw new TypeError(`\`key\` must return a string, got ${typeof key}`);
+    quietly(key);
+    throw new TypeError(`\`key\` must return a string, got ${describeValue(key)}`);
   }
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;

@@ -20,7 +20,7 @@
  */
 import { type Clock, MAX_TIMER_DELAY, type TimerHandle } from "../clock.ts";
 import type { Permits, Reservation } from "../limiters/reservation.ts";
-import { describeValue, positiveInteger, requireFunction } from "../validate.ts";
+import { describeValue, positiveInteger, quietly, requireFunction } from "../validate.ts";
 import { isResponse } from "./body.ts";
 import { trackBody } from "./body-end.ts";
 import { armSlotTimer, clearSlotTimer } from "./slot-timers.ts";
@@ -351,6 +351,7 @@ export function priorityOf(
   if (fn !== undefined) {
     const p = fn(request!());
     if (typeof p !== "number" || !Number.isFinite(p)) {
+      quietly(p);
       throw new TypeError(`\`priority\` must return a finite number, got ${describeValue(p)}`);
     }
     return p;

@@ -355,12 +355,12 @@ export interface ThrottledFetchOptions {
    * caller set on the request is kept. @default false
    */
   idempotencyKey?: boolean | IdempotencyKeyOptions;
-  /** A response throttled us (429, 503 + delay) or reported an exhausted quota. */
-  onThrottle?: (event: ThrottleEvent) => void;
-  /** A retry is about to wait. */
-  onRetry?: (event: RetryEvent) => void;
-  /** Every response, before it is returned or retried. */
-  onResponse?: (event: ResponseEvent) => void;
+  /** A response throttled us (429, 503 + delay) or reported an exhausted quota. An `async` hook is awaited; a throw or rejection fails the call. */
+  onThrottle?: (event: ThrottleEvent) => unknown;
+  /** A retry is about to wait. An `async` hook is awaited; a throw or rejection fails the call. */
+  onRetry?: (event: RetryEvent) => unknown;
+  /** Every response, before it is returned or retried. An `async` hook is awaited; a throw or rejection fails the call. */
+  onResponse?: (event: ResponseEvent) => unknown;
   /**
    * Timers and elapsed time, e.g. a `ManualClock` in tests; it must keep the limiter's time.
    * @default the limiter's clock (built-in limiters), else systemClock

@@ -30,7 +30,7 @@
  * @module
  */
 import type { RetryBudget } from "./budget.ts";
-import { nonNegativeFinite } from "../validate.ts";
+import { describeValue, nonNegativeFinite, quietly } from "../validate.ts";
 
 /** The settings the decision reads (resolved from `RetryOptions` and `DEFAULTS`). */
 export interface RetryPolicy {
@@ -262,7 +262,8 @@ export async function decideRetry(input: RetryInput): Promise<RetryDecision> {
     : Math.max(serverDelay ?? 0, timed ?? 0, backoffDelay(input.attempt, policy.backoff, input.random));
   const chosen = input.delay === undefined ? undefined : input.delay(computed);
   if (chosen !== undefined && (typeof chosen !== "number" || !(chosen >= 0) || !Number.isFinite(chosen))) {
-    throw new RangeError(`\`retry.delay\` must return a non-negative finite number of ms or undefined, got ${String(chosen)}`);
+    quietly(chosen);
+    throw new RangeError(`\`retry.delay\` must return a non-negative finite number of ms or undefined, got ${describeValue(chosen)}`);
   }
   // The hook may shorten our backoff, never the server's delay.
   const delay = Math.max(chosen ?? computed, serverDelay ?? 0, timed ?? 0);

@@ -138,8 +138,12 @@ export interface ThrottleOptions {
   lenientRetryAfter?: boolean;
   /** Pause the limiter until the reset when RateLimit / X-RateLimit headers say 0 remaining. @default true */
   rateLimitHeaders?: boolean;
-  /** A response throttled us or reported an exhausted quota (called before the caller sees it). */
-  onThrottle?: (event: DispatchThrottleEvent) => void;
+  /**
+   * A response throttled us or reported an exhausted quota (called before the caller sees it). Called
+   * synchronously, inside undici's handler: a promise it returns (an `async` hook) is not awaited, and
+   * its rejection is dropped rather than left unhandled.
+   */
+  onThrottle?: (event: DispatchThrottleEvent) => unknown;
   /** Epoch ms, for HTTP-dates and epoch resets (the `Date` header is preferred when present). @default Date.now */
   wallClock?: () => number;
 }

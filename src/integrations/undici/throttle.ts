@@ -43,7 +43,7 @@ import { headerValues, scrubError, secretsOf } from "../../http/redact.ts";
 import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
 import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
 import { ARRIVAL, newArrival } from "../../limiters/waiter.ts";
-import { describeValue } from "../../validate.ts";
+import { describeValue, isThenable } from "../../validate.ts";
 import type { AttemptBody } from "./handler.ts";
 
 /**
@@ -351,9 +351,12 @@ class Dispatching implements AttemptOwner {
       (adaptive === undefined || (pause.reason === "throttled" && signals.delay !== undefined));
     if (pauseBase) limiter!.pause(pause.ms);
     const paused = adaptive === undefined ? pause.ms : Math.max(pauseBase ? pause.ms : 0, adaptivePause);
-    config.onThrottle?.({
+    const told = config.onThrottle?.({
       request: this.#request, statusCode, headers: view, attempt, key: this.#key, reason: pause.reason, delay: pause.requested, paused,
     });
+    // Inside undici's handler nothing can wait for an `async` hook; its rejection must not end the
+    // process as an unhandled one (red-team, 2026-11-27, for the fetch's hooks).
+    if (isThenable(told)) told.then(undefined, () => {});
   }
 }
 
