@@ -95,12 +95,20 @@ export function secretsOf(url: string, headerValues: Iterable<string> = []): str
   if (hash !== -1) add(url.slice(hash), 2);
   const query = beforeHash.indexOf("?");
   if (query !== -1) add(beforeHash.slice(query), 2);
-  const scheme = beforeHash.indexOf(":");
-  const authorityStart = beforeHash.startsWith("//", scheme + 1) ? scheme + 3 : scheme + 1;
+  // The scheme by its grammar, not the first ':' — in a scheme-relative URL (`//user:pw@host`) that
+  // is inside the user info, and the user name was left in messages (red-team, 2026-11-27).
+  const scheme = /^[a-zA-Z][a-zA-Z0-9+.-]*:/.exec(beforeHash)?.[0].length ?? 0;
+  const authorityStart = beforeHash.startsWith("//", scheme) ? scheme + 2 : scheme;
   const pathStart = beforeHash.slice(authorityStart).search(/[/?\\]/);
   const authority = pathStart === -1 ? beforeHash.slice(authorityStart) : beforeHash.slice(authorityStart, authorityStart + pathStart);
   const at = authority.lastIndexOf("@");
-  if (at !== -1) add(authority.slice(0, at + 1), 2);
+  if (at !== -1) {
+    const info = authority.slice(0, at);
+    add(`${info}@`, 2);
+    const colon = info.indexOf(":");
+    add(colon === -1 ? info : info.slice(0, colon), 3);
+    if (colon !== -1) add(info.slice(colon + 1), 3);
+  }
   try {
     const parsed = new URL(url);
     if (parsed.username !== "") add(`${parsed.username}${parsed.password === "" ? "" : `:${parsed.password}`}@`, 2);

@@ -27,6 +27,9 @@ const URL_SHAPES: Record<string, (s: string) => string> = {
   "invalid port": (s) => `https://api.example.com:99999/v1/items?key=${s}`,
   "userinfo, invalid port": (s) => `https://u:${s}@api.example.com:99x/v1/items`,
   relative: (s) => `//api.example.com/v1/items?key=${s}`,
+  // scheme-relative, so the first ':' is inside the user info (red-team, 2026-11-27: the user name leaked)
+  "scheme-relative userinfo": (s) => `//${s}@api.example.com/v1/items`,
+  "scheme-relative userinfo with an @ and a password": (s) => `//${s}.prod@corp.example:hunter2pw@api.example.com/v1`,
   "space in query": (s) => `${ORIGIN}${PATH}?q=a b&key=${s}`,
   "password with a slash": (s) => `https://user:ab/${s}@api.example.com/v1/items`,
   "password with a question mark": (s) => `https://user:ab?${s}@api.example.com/v1/items`,
