@@ -15,6 +15,7 @@ import { LIMITER_DEFAULTS } from "../limiters/defaults.ts";
 import { WindowLimiter } from "../limiters/window.ts";
 import {
   describeValue,
+  expectNumber,
   nonNegativeFinite,
   nonNegativeInteger,
   keysOf,
@@ -92,8 +93,10 @@ function optionalBoolean(name: string, value: unknown, fallback: boolean): boole
 
 /** A timer length: positive ms up to the runtime's timer range, or Infinity. */
 function timerLength(name: string, value: unknown): number {
-  const ms = nonNegativeOrInfinity(name, value);
-  if (ms === 0 || (ms > MAX_TIMER_DELAY && ms !== Infinity)) {
+  expectNumber(name, value);
+  const ms = value;
+  // One message for every value out of range (-1 used to say "non-negative", then 0 "positive").
+  if (!(ms > 0) || (ms > MAX_TIMER_DELAY && ms !== Infinity)) {
     throw new RangeError(`\`${name}\` must be a positive number of ms up to ${MAX_TIMER_DELAY}, or Infinity, got ${describeValue(value)}`);
   }
   return ms;
@@ -105,7 +108,8 @@ function isLimiter(value: unknown): value is Limiter {
 }
 
 function methodList(value: unknown): ReadonlySet<string> {
-  if (!Array.isArray(value) || value.some((m) => typeof m !== "string" || m === "")) {
+  // A method is an HTTP token: "GE T" or "GET\n" could never match a request's method.
+  if (!Array.isArray(value) || value.some((m) => typeof m !== "string" || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(m))) {
     throw new TypeError(`\`retry.methods\` must be an array of method names, got ${describeValue(value)}`);
   }
   return new Set(value.map((m: string) => m.toUpperCase()));
