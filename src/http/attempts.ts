@@ -206,7 +206,11 @@ export async function runAttempts(
           }
           const flight = startFlight(limiter ?? adaptive!);
           try {
-            const response = await fetchImpl(input, attemptInit(init, plan, call.headers, signal, lean));
+            const fetching = fetchImpl(input, attemptInit(init, plan, call.headers, signal, lean));
+            // A fetch that ignores its signal (a test double, an adapter) must not outlive the
+            // attempt's timeout or the caller's abort: raced, and a late response's body cancelled
+            // (red-team, 2026-11-27: such a call never settled). No listener without a signal.
+            const response = signal === undefined ? await fetching : await untilAborted(fetching, signal, discardLate);
             inFlight = flight.others();
             return response;
           } finally {
@@ -362,4 +366,9 @@ class HookFailed {
   constructor(error: unknown) {
     this.error = error;
   }
+}
+
+/** A response that came after its attempt was given up (a fetch that ignored the abort): its body is freed. */
+function discardLate(late: unknown): void {
+  if (isResponse(late)) cancelBody(late);
 }

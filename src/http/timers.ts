@@ -87,26 +87,31 @@ export function anySignal(signals: readonly (AbortSignal | undefined)[]): AbortS
 
 /**
  * `promise`'s outcome, or a rejection with `signal.reason` as soon as `signal` aborts first (the
- * promise keeps running; its late outcome is ignored, a late rejection handled). No timer.
+ * promise keeps running; its late value goes to `discard`, a late rejection is handled). No timer.
  *
  * @example
  * ```ts
  * const cost = await untilAborted(estimate(request), signal);
  * ```
  */
-export function untilAborted<T>(promise: T | PromiseLike<T>, signal: AbortSignal | undefined): Promise<T> {
+export function untilAborted<T>(promise: T | PromiseLike<T>, signal: AbortSignal | undefined, discard?: (late: T) => void): Promise<T> {
   if (signal === undefined) return Promise.resolve(promise);
   if (signal.aborted) {
-    Promise.resolve(promise).catch(() => {});
+    Promise.resolve(promise).then(discard, () => {});
     return Promise.reject(abortReason(signal));
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortReason(signal));
+    let lost = false;
+    const onAbort = (): void => {
+      lost = true;
+      reject(abortReason(signal));
+    };
     signal.addEventListener("abort", onAbort, { once: true });
     Promise.resolve(promise).then(
       (value) => {
         signal.removeEventListener("abort", onAbort);
-        resolve(value);
+        if (lost) discard?.(value);
+        else resolve(value);
       },
       (error: unknown) => {
         signal.removeEventListener("abort", onAbort);
