@@ -320,7 +320,8 @@ export function httpMarkdown(r: HttpResult, o: HttpOptions): string {
   );
   return [
     `Open server (keep-alive, in a child process), limit never binds: ${o.overheadRequests.toLocaleString("en-US")} requests per cell, ` +
-      `sequential (1 caller) and ${o.overheadCallers} concurrent callers, median of ${o.rounds} interleaved rounds. ` +
+      `sequential (1 caller) and ${o.overheadCallers} concurrent callers, median of ${o.rounds} interleaved rounds; ` +
+      `each cell starts with a forced GC and ${Math.ceil(o.overheadRequests / 5).toLocaleString("en-US")} untimed requests (see bench/README.md). ` +
       "Overhead is relative to raw `fetch` (the undici interceptor: relative to the plain Agent), the median over rounds of the ratio within each round " +
       "(paired: the clients of a round ran one after another under the same load); in brackets the 25th and 75th percentiles of those per-round ratios, " +
       "which show how far a single round strays on this machine. Client CPU: the bench process's user + system time per request (the server runs in its own process).",
