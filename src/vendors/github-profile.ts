@@ -280,6 +280,15 @@ export function github(options: GitHubProfileOptions = {}): VendorProfile {
   const apply = (signal: VendorSignal, resource: string): void => {
     const requests = signal.budgets.requests;
     const name = nameOf(signal, resource);
+    // A quota GitHub reports below the profile's (a token's search limit of 5 a minute, not 30; 60 an
+    // hour unauthenticated): the resource's budget follows it down, or the calls refused at the
+    // reset would all go out again together (integrations red-team, 2026-11-27: 20 searches against
+    // 5 a minute drew 30 refusals, and 5 calls failed). Never raised: another client may share it.
+    const reported = requests?.limit;
+    if (reported !== undefined && reported >= 1 && Object.hasOwn(primary, name)) {
+      const budget = primary[name as GitHubProfileResource];
+      if (reported < budget.limit) budget.setLimit({ limit: reported });
+    }
     if (requests?.remaining === 0 && requests.resetMs !== undefined && (!signal.quotaSignal || signal.secondary !== true)) {
       budgetOf(name)?.pause(requests.resetMs + GITHUB_LIMITS.primaryResetMarginMs);
     }

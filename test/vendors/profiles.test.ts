@@ -418,3 +418,20 @@ test("a call with a signal works where AbortSignal.any is missing (Node 20.0–2
     AbortSignal.any = any;
   }
 });
+
+test("github(): a quota GitHub reports below the profile's lowers that resource's budget, so the calls refused at the reset do not all go out again together (integrations red-team, 2026-11-27: 30 refusals, 5 calls failed)", async () => {
+  const { createSimulatedFetch } = await import("../../src/testing.ts");
+  const clock = new ManualClock();
+  const server = createSimulatedFetch({ server: new GitHubSimulator({ resources: { search: { limit: 5, interval: 60_000 } } }), clock, latency: 50 });
+  const api = createThrottledFetch({ ...github({ clock }), fetch: server, random: () => 0.5 });
+  const statuses = await clock.runUntil(
+    Promise.all(Array.from({ length: 20 }, (_, i) => api(`https://api.github.com/search/issues?q=${i}`).then(async (r) => (await r.text(), r.status)))),
+    1_000_000,
+  );
+  expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  // The first 20 went out before any answer (the profile does not probe): 15 refused then, none after.
+  expect(server.stats.byStatus[403]).toBe(15);
+  expect(server.stats.maxInWindow(60_000)).toBeLessThanOrEqual(5);
+  // Other resources keep their own budgets.
+  expect((await clock.runUntil(api("https://api.github.com/repos/o/r"))).status).toBe(200);
+});
