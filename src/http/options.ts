@@ -368,6 +368,6 @@ export interface ThrottledFetchOptions {
   clock?: Clock;
   /** Epoch ms, for HTTP-dates and epoch resets (the `Date` header is preferred when present). @default Date.now */
   wallClock?: () => number;
-  /** Uniform random numbers in [0, 1), for jitter. @default Math.random */
+  /** Uniform random numbers in [0, 1), for jitter. @default Math.random; under a `ManualClock`, a seeded generator (a run in virtual time is the same every time) */
   random?: () => number;
 }

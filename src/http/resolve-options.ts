@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Clock, MAX_TIMER_DELAY } from "../clock.ts";
+import { type Clock, MAX_TIMER_DELAY, ManualClock } from "../clock.ts";
 import type { Limiter } from "../limiters/limiter.ts";
 import type { KeyedLimiter } from "../limiters/keyed.ts";
 import { isKeyedLimiter } from "./limiter-shape.ts";
@@ -100,6 +100,22 @@ function timerLength(name: string, value: unknown): number {
     throw new RangeError(`\`${name}\` must be a positive number of ms up to ${MAX_TIMER_DELAY}, or Infinity, got ${describeValue(value)}`);
   }
   return ms;
+}
+
+/**
+ * The default jitter under a `ManualClock`: seeded, so a test in virtual time comes out the same on
+ * every run even when calls are retried (integrations red-team, 2026-11-27: three runs of the README's
+ * simulated-API test with 1000-token prompts gave three different end times). xorshift32, one per
+ * fetch; uniform in [0, 1).
+ */
+function seededJitter(): () => number {
+  let x = 0x2545f491;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
 }
 
 function isLimiter(value: unknown): value is Limiter {
@@ -254,7 +270,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     onResponse: optionalFunction("onResponse", o.onResponse),
     clock,
     wallClock,
-    random: optionalFunction("random", o.random) ?? Math.random,
+    random: optionalFunction("random", o.random) ?? (clock instanceof ManualClock ? seededJitter() : Math.random),
   };
   const lean = adaptive === undefined && typeof permits !== "function" && keyed === undefined && resolved.idempotencyKey === undefined &&
     costs === undefined && priority === undefined &&

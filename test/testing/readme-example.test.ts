@@ -41,3 +41,30 @@ test("README: with max_tokens 1000 the same job overruns the TPM limit, and the 
   console.info(`max_tokens 1000: ${server.stats.byStatus[429]} 429s`);
   expect(server.stats.byStatus[429]).toBeGreaterThan(200);
 });
+
+test("README: every run is the same, retries included (the default jitter is seeded under a ManualClock)", async () => {
+  // A job with 20 workers whose prompts overrun the TPM limit: refusals retried with backoff.
+  const once = async () => {
+    const clock = new ManualClock();
+    const openai = new OpenAISimulator({ models: { "gpt-4o-mini": { rpm: 500, tpm: 200_000 } } });
+    const server = createSimulatedFetch({ server: openai, clock, latency: { min: 300, max: 3000 } });
+    const api = createThrottledFetch({ limit: 500, interval: 60_000, fetch: server, clock });
+    let next = 0;
+    const worker = async () => {
+      while (next < 400) {
+        const i = next++;
+        const response = await api("https://api.openai.com/v1/chat/completions", {
+          method: "POST",
+          body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 1000, messages: [{ role: "user", content: `document ${i} `.repeat(20 + (i % 50)) }] }),
+        });
+        await response.text();
+      }
+    };
+    await clock.runUntil(Promise.all(Array.from({ length: 20 }, worker)), 1_000_000);
+    return { refused: server.stats.byStatus[429] ?? 0, trace: `${clock.now()}|${server.stats.arrivals.map((a) => `${a.at}:${a.status}`).join(",")}` };
+  };
+  const first = await once();
+  const second = await once();
+  expect(first.refused).toBeGreaterThan(0); // retries happened
+  expect(second.trace).toBe(first.trace);
+});
