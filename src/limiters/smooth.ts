@@ -92,7 +92,11 @@ export class SmoothPolicy implements AdjustablePolicy {
     const next = this.nextFree();
     let anchor: number;
     if (next > now) {
-      anchor = this.#lastFrom + (this.#lastPermits * interval) / limit;
+      // Re-priced only while it is still being paid for at the old rate: a pause also holds
+      // `nextFree` past now, and a grant paid off before it owes nothing more at any rate (review,
+      // 2026-11-27: 8 permits paid off at 0.7 s, then at 5 s a pause and 1/s, granted at 7.9 s).
+      const owed = this.#lastFrom + (this.#lastPermits * this.#interval) / this.#limit > now;
+      anchor = owed ? this.#lastFrom + (this.#lastPermits * interval) / limit : now;
       // Repriced debt already paid off by now: nothing stored from it.
       if (anchor < now) anchor = now;
       // A pause is never shortened: debt re-priced to end sooner still waits for the pause's end.

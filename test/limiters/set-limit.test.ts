@@ -86,6 +86,25 @@ describe("SmoothLimiter.setLimit()", () => {
     }
   });
 
+  test("but a grant already paid off before the pause is not re-priced: a pause then a cut resume as a cut then a pause (review, 2026-11-27)", async () => {
+    const at: Record<string, number> = {};
+    for (const order of ["pause, then setLimit", "setLimit, then pause", "setLimit only"]) {
+      const clock = new ManualClock();
+      const l = new SmoothLimiter({ limit: 10, interval: 1000, burst: 1, clock });
+      await l.acquire(8); // paid off by 700 ms (one stored permit)
+      await clock.advanceTo(5000);
+      if (order === "pause, then setLimit") {
+        l.pause(1000);
+        l.setLimit({ limit: 1 });
+      } else {
+        l.setLimit({ limit: 1 });
+        if (order === "setLimit, then pause") l.pause(1000);
+      }
+      at[order] = 5000 + l.tryAcquire();
+    }
+    expect(at).toEqual({ "pause, then setLimit": 6000, "setLimit, then pause": 6000, "setLimit only": 5000 });
+  });
+
   test("nor does a refund the pause clamped: the grant settled to 8 costs 8 s at 1/s", async () => {
     for (const pause of [0, 900]) {
       const clock = new ManualClock();
