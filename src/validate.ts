@@ -154,12 +154,24 @@ export function requireFunction<T>(name: string, value: T): T {
 /** An options object (or undefined). */
 export function optionsObject<T extends object>(name: string, value: T | undefined): Partial<T> {
   if (value === undefined || value === null) return {};
-  // A Map, Set, Date, Promise… is an object too, but its entries are not options: read as one, it
-  // would silently stand for {} and every default would apply (`adaptive: new Map([["limit", 5]])`).
-  if (typeof value !== "object" || Array.isArray(value) || Object.prototype.toString.call(value) !== "[object Object]") {
+  if (typeof value !== "object" || Array.isArray(value) || isBuiltIn(value)) {
     throw new TypeError(`\`${name}\` must be an object, got ${Array.isArray(value) ? "an array" : describeValue(value)}`);
   }
   return value;
+}
+
+/**
+ * A Map, Set, Date, Promise… is an object too, but its entries are not options: read as one, it would
+ * silently stand for {} and every default would apply (`adaptive: new Map([["limit", 5]])`). A plain
+ * object (the usual case) is answered by its prototype alone; a class instance, a module namespace
+ * or an object with a `Symbol.toStringTag` still counts as options.
+ */
+function isBuiltIn(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto === Object.prototype || proto === null) return false;
+  return value instanceof Map || value instanceof Set || value instanceof WeakMap || value instanceof WeakSet ||
+    value instanceof Date || value instanceof RegExp || value instanceof Promise || value instanceof Error ||
+    ArrayBuffer.isView(value) || value instanceof ArrayBuffer;
 }
 
 /**

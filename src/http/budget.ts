@@ -68,8 +68,11 @@ export class RetryBudget {
     const ratio = nonNegativeFinite("ratio", o.ratio ?? HTTP_DEFAULTS.retry.budget.ratio);
     const reserve = nonNegativeInteger("reserve", o.reserve ?? HTTP_DEFAULTS.retry.budget.reserve);
     // Down, not to the nearest: a ratio rounded up (0.4999997 → 0.5) would let two calls earn a retry
-    // the bound does not allow.
-    this.#ratio = Math.floor(ratio * SCALE);
+    // the bound does not allow. But a product that is a whole number up to float error
+    // (0.0157 × 1e6 = 15699.999…) is that number, or 115 of the 9,999 four-decimal ratios would
+    // lose a millionth (review, 2026-11-27).
+    const scaled = ratio * SCALE;
+    this.#ratio = Math.abs(scaled - Math.round(scaled)) < 1e-6 ? Math.round(scaled) : Math.floor(scaled);
     this.#capacity = Math.max(reserve, 1) * SCALE;
     this.#tokens = reserve * SCALE;
   }

@@ -51,3 +51,15 @@ test("the ratio is rounded down to a millionth, never up: two calls at 0.4999997
   expect(budget.tryWithdraw()).toBe(true);
   expect(budget.tryWithdraw()).toBe(false);
 });
+
+test("a ratio that is a whole number of millionths keeps it, float error aside: 0.0157 × 10,000 calls in progress earn 157 retries, not 156 (review, 2026-11-27)", async () => {
+  const { RetryBudget } = await import("../../src/index.ts");
+  for (const [ratio, retries] of [[0.0157, 157], [0.2512, 2512], [0.1251, 1251], [0.2, 2000]] as const) {
+    const budget = new RetryBudget({ ratio, reserve: 0 });
+    const ends = Array.from({ length: 10_000 }, () => budget.start());
+    let granted = 0;
+    while (budget.tryWithdraw()) granted++;
+    expect({ ratio, granted }).toEqual({ ratio, granted: retries });
+    for (const end of ends) end();
+  }
+});

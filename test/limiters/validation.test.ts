@@ -252,5 +252,7 @@ describe("a Map, Set, Date or Promise is not an options object (its entries woul
     }
     expect(new SmoothLimiter(new Options()).limit).toBe(3);
     expect(new SmoothLimiter(Object.assign(Object.create(null) as object, { limit: 4 })).limit).toBe(4);
+    // and one that names itself with Symbol.toStringTag, as a module namespace does (review, 2026-11-27)
+    expect(new SmoothLimiter({ limit: 5, [Symbol.toStringTag]: "Settings" } as never).limit).toBe(5);
   });
 });
