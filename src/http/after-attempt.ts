@@ -13,6 +13,7 @@ import type { ResolvedOptions } from "./options.ts";
 import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
 import { pauseFor, pauseLimiter, readServerSignals } from "./throttle.ts";
 import { isThenable } from "../validate.ts";
+import { untilAborted } from "./timers.ts";
 
 /** What one attempt produced. @internal */
 export type AttemptResult =
@@ -37,6 +38,8 @@ export interface AttemptContext {
   readonly replayable: boolean;
   readonly started: number;
   readonly inFlight: number;
+  /** The call's signal (the caller's abort, `totalTimeout`): an `async` hook is not waited for past it. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** @internal */
@@ -68,7 +71,7 @@ export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Deci
     if (config.shouldRetry !== undefined) return decide(config, ctx, outcome, paused, throttle);
     const told = throttle === undefined ? undefined : config.onThrottle?.(throttle);
     // An `async` onThrottle: awaited, as every event hook is (its rejection fails the call).
-    if (isThenable(told)) return failsCall(Promise.resolve(told).then(() => byRule(config, ctx, outcome, paused, throttle !== undefined)), response);
+    if (isThenable(told)) return failsCall(untilAborted(told, ctx.signal).then(() => byRule(config, ctx, outcome, paused, throttle !== undefined)), response);
     return failsCall(byRule(config, ctx, outcome, paused, throttle !== undefined), response);
   } catch (error) {
     // A hook threw: the call fails with its error, and the response's socket is freed.
@@ -169,7 +172,7 @@ async function decide(
     } else if (throttle !== undefined) throttled = config.onThrottle?.(throttle);
     // Awaited only when `async`: the other hooks follow in the same turn otherwise (a profile's
     // onResponse pausing every resource before callers made in onThrottle reach the limiter).
-    if (isThenable(throttled)) await throttled;
+    if (isThenable(throttled)) await untilAborted(throttled, ctx.signal);
     const decided = conclude(config, ctx, decision, paused);
     return decided instanceof Promise ? await decided : decided;
   } catch (error) {
@@ -200,7 +203,7 @@ function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryD
   const told = config.onResponse({
     request: ctx.call.request, response, attempt: ctx.attempt, key: ctx.key, retrying: decision.retry, reason: decision.retry ? undefined : decision.reason,
   });
-  return isThenable(told) ? Promise.resolve(told).then(() => retrying(config, ctx, decision, paused)) : retrying(config, ctx, decision, paused);
+  return isThenable(told) ? untilAborted(told, ctx.signal).then(() => retrying(config, ctx, decision, paused)) : retrying(config, ctx, decision, paused);
 }
 
 /** Tells `onRetry` of a retry (awaited when `async`); the decision the attempt loop acts on. */
@@ -216,7 +219,7 @@ function retrying(config: ResolvedOptions, ctx: AttemptContext, decision: RetryD
     key: ctx.key,
   });
   const decided: Decided = { retry: true, delay: decision.delay, paused };
-  return isThenable(told) ? Promise.resolve(told).then(() => decided) : decided;
+  return isThenable(told) ? untilAborted(told, ctx.signal).then(() => decided) : decided;
 }
 
 /** A decision still pending (an async hook's): if it fails, the response's socket is freed first. */

@@ -292,7 +292,7 @@ export async function runAttempts(
       let decided: Decided;
       try {
         const after = afterAttempt(config, {
-          call, result, attempt: state.attempts, key, limiter, adaptive, adaptivePause, idempotent, replayable, started, inFlight,
+          call, result, attempt: state.attempts, key, limiter, adaptive, adaptivePause, idempotent, replayable, started, inFlight, signal: callSignal,
         });
         // Decided at once unless a hook or the decision needs awaiting (no hop for a final response).
         decided = after instanceof Promise ? await after : after;

@@ -82,3 +82,24 @@ describe("hooks that must answer a value: a promise is a TypeError naming the ho
     expect(unhandled).toEqual([]);
   });
 });
+
+describe("an async hook is not waited for past the call's signal (review, 2026-11-27: a stalled metrics call held the call for good)", () => {
+  test.each(["onThrottle", "onRetry", "onResponse"] as const)("%s that never settles: totalTimeout ends the call on time; the caller's abort too", async (hook) => {
+    for (const end of ["totalTimeout", "abort"] as const) {
+      const clock = new ManualClock();
+      const { fetch } = server();
+      const controller = new AbortController();
+      const api = createThrottledFetch({
+        limit: 10, fetch, clock,
+        ...(end === "totalTimeout" ? { totalTimeout: 2000 } : {}), // room for the 1-s retry onRetry announces
+        [hook]: () => new Promise(() => {}),
+      } as ThrottledFetchOptions);
+      const call = api("https://api.example.com/x", { signal: controller.signal });
+      if (end === "abort") clock.setTimeout(() => controller.abort(new Error("caller left")), 300);
+      const error = await clock.runUntil(call).then(() => undefined, (e: unknown) => e);
+      expect({ hook, end, at: clock.now() }).toEqual({ hook, end, at: end === "abort" ? 300 : 2000 });
+      if (end === "abort") expect(String(error)).toContain("caller left");
+      else expect((error as Error).name).toBe("TimeoutError");
+    }
+  });
+});
