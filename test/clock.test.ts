@@ -151,6 +151,29 @@ describe("ManualClock and real asynchronous work (red-team, 2026-11-27)", () => 
     expect(await clock.runUntil(job())).toBe(3000);
   });
 
+  test("held work that waits on the clock is let go (after 0.2 s of real time), so neither hangs (review, 2026-11-27): a simulated server sleeping on the clock", async () => {
+    const { createSimulatedFetch } = await import("../src/testing.ts");
+    const clock = new ManualClock();
+    const server = {
+      async handle(_request: Request) {
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, 10)); // the server's own work, in virtual time
+        return { status: 200, body: "ok" };
+      },
+    };
+    const fetch = createSimulatedFetch({ server, clock });
+    expect((await clock.runUntil(fetch("https://api.example.com/"))).status).toBe(200);
+    expect(clock.now()).toBe(10);
+  });
+
+  test("held work waiting on a timer set before it is let go after 0.2 s of real time", async () => {
+    const clock = new ManualClock();
+    const ticked = new Promise<void>((resolve) => clock.setTimeout(resolve, 100));
+    const work = clock.hold(ticked);
+    await clock.advance(100);
+    await work;
+    expect(clock.now()).toBe(100);
+  });
+
   test("a promise that never settles is still reported, after half a second of real time with no timer", async () => {
     const clock = new ManualClock();
     await expect(clock.runUntil(new Promise(() => {}))).rejects.toThrow(/no timer is left at 0 ms/);
