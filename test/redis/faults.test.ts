@@ -232,12 +232,16 @@ describeRedis("faults", () => {
     let refusing = true;
     let holdReserve: Promise<void> | undefined;
     let releaseReserve = () => {};
+    let lateReplied = false;
     const flaky = {
       ...base,
       evalsha: async (sha: string, keys: readonly string[], args: readonly string[]) => {
         if (sha === SCRIPTS.cancel.sha && refusing) throw new Error("Connection is closed.");
         const reply = await base.evalsha(sha, keys, args);
-        if (sha === SCRIPTS.reserve.sha && holdReserve !== undefined) await holdReserve; // the reply is late
+        if (sha === SCRIPTS.reserve.sha && holdReserve !== undefined) {
+          await holdReserve; // the reply is late
+          lateReplied = true;
+        }
         return reply;
       },
     };
@@ -253,7 +257,10 @@ describeRedis("faults", () => {
     controller.abort(); // its reply has not come back: the grant time is unknown
     await booked;
     releaseReserve();
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the late reply arrives
+    // The late reply has reached the limiter (and a turn has passed for it to act) before the outage
+    // is stepped through: else, on a loaded machine, the first cancel could get through after it.
+    await vi.waitFor(() => expect(lateReplied).toBe(true), { timeout: 2000, interval: 5 });
+    await new Promise((resolve) => setTimeout(resolve, 5));
     for (let t = 0; t < 7000; t += 100) {
       await clock.advance(100);
       await new Promise((resolve) => setTimeout(resolve, 1));
