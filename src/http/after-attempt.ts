@@ -12,7 +12,7 @@ import { cancelBody } from "./held-response.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
 import { pauseFor, pauseLimiter, readServerSignals } from "./throttle.ts";
-import { isThenable } from "../validate.ts";
+import { isThenable, quietly } from "../validate.ts";
 import { untilAborted } from "./timers.ts";
 
 /** What one attempt produced. @internal */
@@ -70,9 +70,9 @@ export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Deci
     // pause, and one response is one event, told with the delay that holds.
     if (config.shouldRetry !== undefined) return decide(config, ctx, outcome, paused, throttle);
     const told = throttle === undefined ? undefined : config.onThrottle?.(throttle);
-    // An `async` onThrottle: awaited, as every event hook is (its rejection fails the call).
-    if (isThenable(told)) return failsCall(untilAborted(told, ctx.signal).then(() => byRule(config, ctx, outcome, paused, throttle !== undefined)), response);
-    return failsCall(byRule(config, ctx, outcome, paused, throttle !== undefined), response);
+    // An `async` onThrottle is awaited with the hooks after it, all told in this turn (a profile's
+    // onResponse pauses before a slow metrics call ends); its rejection fails the call.
+    return failsCall(byRule(config, ctx, outcome, paused, throttle !== undefined, isThenable(told) ? told : undefined), response);
   } catch (error) {
     // A hook threw: the call fails with its error, and the response's socket is freed.
     if (response !== undefined) cancelBody(response);
@@ -81,9 +81,9 @@ export function afterAttempt(config: ResolvedOptions, ctx: AttemptContext): Deci
 }
 
 /** Without a `shouldRetry` hook: the rule decides; an outcome it never retries needs no decision. */
-function byRule(config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOutcome, paused: number, told: boolean): Decided | Promise<Decided> {
-  if (!retryableByRule(outcome, ctx.idempotent, config.policy)) return conclude(config, ctx, NOT_RETRYABLE, paused);
-  return decide(config, ctx, outcome, paused, undefined, told);
+function byRule(config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOutcome, paused: number, told: boolean, waiting?: PromiseLike<unknown>): Decided | Promise<Decided> {
+  if (!retryableByRule(outcome, ctx.idempotent, config.policy)) return conclude(config, ctx, NOT_RETRYABLE, paused, waiting);
+  return decide(config, ctx, outcome, paused, undefined, told, waiting);
 }
 
 /** The attempt's outcome; pauses the limiter when the server said so, and returns the throttle event to tell. */
@@ -124,6 +124,7 @@ function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: A
  */
 async function decide(
   config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOutcome, paused: number, throttle: ThrottleEvent | undefined, told = false,
+  waiting?: PromiseLike<unknown>,
 ): Promise<Decided> {
   const { result, attempt } = ctx;
   const response = result.response;
@@ -172,13 +173,13 @@ async function decide(
     } else if (throttle !== undefined) throttled = config.onThrottle?.(throttle);
     // Awaited only when `async`: the other hooks follow in the same turn otherwise (a profile's
     // onResponse pausing every resource before callers made in onThrottle reach the limiter).
-    if (isThenable(throttled)) await untilAborted(throttled, ctx.signal);
-    const decided = conclude(config, ctx, decision, paused);
+    const decided = conclude(config, ctx, decision, paused, isThenable(throttled) ? throttled : waiting);
     return decided instanceof Promise ? await decided : decided;
   } catch (error) {
     // A hook threw: the call fails with its error, and the response's socket is freed. The limiter
     // was paused all the same: that is still told (the hook's error is the one the caller gets).
     if (response !== undefined) cancelBody(response);
+    if (waiting !== undefined) quietly(waiting); // an async onThrottle told before: not awaited now
     if (pending !== undefined) {
       try {
         // the first hook's error wins; an async onThrottle's own rejection is not reported either
@@ -193,33 +194,42 @@ async function decide(
 }
 
 /**
- * Tells `onResponse`, then `onRetry` (when set), what was decided. Throws what a hook throws; an
- * `async` hook is awaited before the next (its rejection fails the call, as a throw does:
- * red-team, 2026-11-27 — it escaped as an unhandled rejection, and Node's default ended the process).
+ * Tells `onResponse`, then `onRetry` (when set), what was decided, in this turn. Throws what a hook
+ * throws; an `async` hook's promise — and `waiting`, an async onThrottle's — is awaited after all of
+ * them were told (a vendor profile's onResponse pauses before a slow metrics hook ends; review,
+ * 2026-11-27), only until the call's signal ends, and its rejection fails the call as a throw does
+ * (red-team, 2026-11-27: it escaped as an unhandled rejection, and Node's default ended the process).
  */
-function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryDecision, paused: number): Decided | Promise<Decided> {
-  const response = ctx.result.response;
-  if (response === undefined || config.onResponse === undefined) return retrying(config, ctx, decision, paused);
-  const told = config.onResponse({
-    request: ctx.call.request, response, attempt: ctx.attempt, key: ctx.key, retrying: decision.retry, reason: decision.retry ? undefined : decision.reason,
-  });
-  return isThenable(told) ? untilAborted(told, ctx.signal).then(() => retrying(config, ctx, decision, paused)) : retrying(config, ctx, decision, paused);
-}
-
-/** Tells `onRetry` of a retry (awaited when `async`); the decision the attempt loop acts on. */
-function retrying(config: ResolvedOptions, ctx: AttemptContext, decision: RetryDecision, paused: number): Decided | Promise<Decided> {
-  if (!decision.retry) return FINAL;
+function conclude(config: ResolvedOptions, ctx: AttemptContext, decision: RetryDecision, paused: number, waiting?: PromiseLike<unknown>): Decided | Promise<Decided> {
   const result = ctx.result;
-  const told = config.onRetry?.({
-    request: ctx.call.request,
-    ...(result.response !== undefined ? { response: result.response } : { error: result.error }),
-    attempt: ctx.attempt,
-    delay: decision.delay,
-    throttled: decision.throttled,
-    key: ctx.key,
-  });
-  const decided: Decided = { retry: true, delay: decision.delay, paused };
-  return isThenable(told) ? untilAborted(told, ctx.signal).then(() => decided) : decided;
+  const response = result.response;
+  let pending: PromiseLike<unknown>[] | undefined = waiting === undefined ? undefined : [waiting];
+  try {
+    if (response !== undefined && config.onResponse !== undefined) {
+      const told = config.onResponse({
+        request: ctx.call.request, response, attempt: ctx.attempt, key: ctx.key, retrying: decision.retry, reason: decision.retry ? undefined : decision.reason,
+      });
+      if (isThenable(told)) (pending ??= []).push(told);
+    }
+    if (decision.retry) {
+      const told = config.onRetry?.({
+        request: ctx.call.request,
+        ...(response !== undefined ? { response } : { error: result.error }),
+        attempt: ctx.attempt,
+        delay: decision.delay,
+        throttled: decision.throttled,
+        key: ctx.key,
+      });
+      if (isThenable(told)) (pending ??= []).push(told);
+    }
+  } catch (error) {
+    // A hook threw: its error is the call's; the promises of the hooks before it are not awaited,
+    // and their rejections must not surface as unhandled.
+    if (pending !== undefined) for (const p of pending) quietly(p);
+    throw error;
+  }
+  const decided: Decided = decision.retry ? { retry: true, delay: decision.delay, paused } : FINAL;
+  return pending === undefined ? decided : untilAborted(Promise.all(pending), ctx.signal).then(() => decided);
 }
 
 /** A decision still pending (an async hook's): if it fails, the response's socket is freed first. */

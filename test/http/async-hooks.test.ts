@@ -103,3 +103,20 @@ describe("an async hook is not waited for past the call's signal (review, 2026-1
     }
   });
 });
+
+test("the hooks after a slow async onThrottle are told in the same turn, then all are awaited: a profile's onResponse pauses before a metrics call ends (review, 2026-11-27)", async () => {
+  const clock = new ManualClock();
+  const { fetch } = server();
+  const told: string[] = [];
+  const api = createThrottledFetch({
+    limit: 10, fetch, clock,
+    onThrottle: () => {
+      told.push(`onThrottle ${clock.now()}`);
+      return new Promise<void>((resolve) => clock.setTimeout(resolve, 2000)); // a slow metrics call
+    },
+    onResponse: ({ response }) => void told.push(`onResponse ${response.status} ${clock.now()}`),
+    onRetry: () => void told.push(`onRetry ${clock.now()}`),
+  });
+  expect((await clock.runUntil(api("https://api.example.com/x"))).status).toBe(200);
+  expect(told).toEqual(["onThrottle 0", "onResponse 429 0", "onRetry 0", "onResponse 200 2000"]);
+});

@@ -38,3 +38,20 @@ describe("a fetch that ignores its signal", () => {
     expect(clock.now()).toBe(300);
   });
 });
+
+test("a test double installed as the global fetch before sluice loads is raced too when the fetch sets a timeout (review, 2026-11-27: the call never settled)", async () => {
+  const { vi } = await import("vitest");
+  vi.stubGlobal("fetch", () => new Promise<Response>(() => {})); // never looks at init.signal
+  try {
+    vi.resetModules();
+    const fresh = await import("../../src/index.ts");
+    const clock = new fresh.ManualClock();
+    const api = fresh.createThrottledFetch({ limiter: new fresh.WindowLimiter({ limit: 10, interval: 1000, clock }), retry: 0, timeout: 100 });
+    const error = await clock.runUntil(api("https://x.example/")).then(() => undefined, (e: unknown) => e);
+    expect((error as Error).name).toBe("TimeoutError");
+    expect(clock.now()).toBe(100);
+  } finally {
+    vi.unstubAllGlobals();
+    vi.resetModules();
+  }
+});

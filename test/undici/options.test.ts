@@ -2,7 +2,8 @@
  * throttle()'s options: invalid ones throw when the interceptor is made, naming the option and value.
  */
 import { describe, expect, test } from "vitest";
-import { KeyedLimiter, SmoothLimiter } from "../../src/index.ts";
+import { KeyedLimiter, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { fakeDispatcher, flush, get, RecordingHandler } from "./support/fake-dispatch.ts";
 import { throttle, type ThrottleOptions } from "../../src/undici.ts";
 
 const limiter = new SmoothLimiter({ limit: 10 });
@@ -35,5 +36,30 @@ describe("throttle() options", () => {
 
   test("`limit`/`interval` make a private window limiter counted from completion", () => {
     expect(() => throttle({ limit: 10, interval: 500 })).not.toThrow();
+  });
+});
+
+describe("async key or permits functions (review, 2026-11-27)", () => {
+  test.each(["key", "permits"] as const)("an async %s that rejects: the request fails with the TypeError naming it, and the function's own rejection is handled", async (name) => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const { dispatch } = fakeDispatcher();
+      const failing = (async () => {
+        throw new Error(`${name} lookup failed`);
+      }) as never;
+      const options = name === "key"
+        ? { limiter: new KeyedLimiter<string>({ create: () => new WindowLimiter({ limit: 10, interval: 1000 }) }), key: failing }
+        : { limit: 10, permits: failing };
+      const handler = new RecordingHandler();
+      throttle(options)(dispatch)(get(), handler as never);
+      await flush();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(String(handler.error)).toMatch(name === "key" ? /`key` must return a string, got a Promise/ : /`permits` must be .*got a Promise/);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 });

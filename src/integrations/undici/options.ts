@@ -18,6 +18,7 @@ import type { Limiter } from "../../limiters/limiter.ts";
 import { WindowLimiter } from "../../limiters/window.ts";
 import {
   describeValue,
+  quietly,
   keysOf,
   nonNegativeFinite,
   nonNegativeOrInfinity,
@@ -257,7 +258,7 @@ export function resolveThrottleOptions(options: ThrottleOptions): ResolvedThrott
     slotTimeout: costs?.slotTimeout,
     keyOf: keyed === undefined && adaptive === undefined ? () => undefined : (request) => {
       const k = key(request);
-      if (typeof k !== "string") throw new TypeError(`\`key\` must return a string, got ${describeValue(k)}`);
+      if (typeof k !== "string") { quietly(k); throw new TypeError(`\`key\` must return a string, got ${describeValue(k)}`); }
       return k;
     },
     permits,

@@ -43,7 +43,7 @@ import { headerValues, scrubError, secretsOf } from "../../http/redact.ts";
 import { resolveThrottleOptions, type ResolvedThrottleOptions, type ThrottleOptions } from "./options.ts";
 import type { Dispatch, DispatchHandler, DispatchRequest, UndiciInterceptor } from "./types.ts";
 import { ARRIVAL, newArrival } from "../../limiters/waiter.ts";
-import { describeValue, isThenable } from "../../validate.ts";
+import { describeValue, isThenable, quietly } from "../../validate.ts";
 import type { AttemptBody } from "./handler.ts";
 
 /**
@@ -205,6 +205,7 @@ class Dispatching implements AttemptOwner {
       this.#ceiling = toldRate(rateOf(limiter)); // the rate limiter's, not the slots combination's
       this.#adaptive = config.adaptive?.get(key!, this.#ceiling, limiter);
       permits = typeof config.permits === "function" ? config.permits(request) : config.permits;
+      if (typeof permits !== "number") quietly(permits);
       // A request is one task, which would take `permits` slots too: only 1 is served with slots.
       if (config.slotTimeout !== undefined && permits !== 1) {
         throw new TypeError(`\`permits\` must be 1 with \`maxConcurrent\` in sluice/undici, got ${describeValue(permits)}`);
