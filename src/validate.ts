@@ -169,10 +169,16 @@ export function optionsObject<T extends object>(name: string, value: T | undefin
 function isBuiltIn(value: object): boolean {
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto === Object.prototype || proto === null) return false;
-  return value instanceof Map || value instanceof Set || value instanceof WeakMap || value instanceof WeakSet ||
-    value instanceof Date || value instanceof RegExp || value instanceof Promise || value instanceof Error ||
-    ArrayBuffer.isView(value) || value instanceof ArrayBuffer;
+  // By the built-in tag, so a Map from another realm (a vm context, an iframe) is caught too.
+  return ArrayBuffer.isView(value) || value instanceof Error || BUILT_IN_TAGS.has(Object.prototype.toString.call(value));
 }
+
+/** `Object.prototype.toString` tags of built-in and platform objects that are never an options bag. */
+const BUILT_IN_TAGS: ReadonlySet<string> = new Set([
+  "Map", "Set", "WeakMap", "WeakSet", "Date", "RegExp", "Promise", "ArrayBuffer", "SharedArrayBuffer", "WeakRef",
+  "Headers", "URLSearchParams", "FormData", "Request", "Response", "URL", "Blob", "File", "AbortSignal",
+  "AbortController", "ReadableStream", "WritableStream", "Error",
+].map((tag) => `[object ${tag}]`));
 
 /**
  * Throws a TypeError naming the first key of `options` that is not in `known`, with the nearest known

@@ -102,14 +102,21 @@ function timerLength(name: string, value: unknown): number {
   return ms;
 }
 
+/** Fetches made per ManualClock, for {@link seededJitter}. */
+const JITTERED = new WeakMap<ManualClock, number>();
+
 /**
  * The default jitter under a `ManualClock`: seeded, so a test in virtual time comes out the same on
  * every run even when calls are retried (integrations red-team, 2026-11-27: three runs of the README's
  * simulated-API test with 1000-token prompts gave three different end times). xorshift32, one per
  * fetch; uniform in [0, 1).
  */
-function seededJitter(): () => number {
-  let x = 0x2545f491;
+function seededJitter(clock: ManualClock): () => number {
+  // Seeded by how many fetches this clock made before: deterministic, yet simulated clients on one
+  // clock do not all retry at the same moments (review, 2026-11-27), which full jitter is there for.
+  const made = JITTERED.get(clock) ?? 0;
+  JITTERED.set(clock, made + 1);
+  let x = (0x2545f491 ^ Math.imul(made + 1, 0x9e3779b9)) | 0 || 0x6d2b79f5;
   return () => {
     x ^= x << 13;
     x ^= x >>> 17;
@@ -270,7 +277,7 @@ export function resolveOptions(options: ThrottledFetchOptions): ResolvedOptions 
     onResponse: optionalFunction("onResponse", o.onResponse),
     clock,
     wallClock,
-    random: optionalFunction("random", o.random) ?? (clock instanceof ManualClock ? seededJitter() : Math.random),
+    random: optionalFunction("random", o.random) ?? (clock instanceof ManualClock ? seededJitter(clock) : Math.random),
   };
   const lean = adaptive === undefined && typeof permits !== "function" && keyed === undefined && resolved.idempotencyKey === undefined &&
     costs === undefined && priority === undefined &&

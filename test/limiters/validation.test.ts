@@ -244,14 +244,19 @@ describe("a Map, Set, Date or Promise is not an options object (its entries woul
     ["createThrottledFetch adaptive: new Map", () => createThrottledFetch({ limit: 1, adaptive: new Map() as never }), TypeError, "`adaptive` must be an object, got a Map"],
     ["createThrottledFetch retry: new Set", () => createThrottledFetch({ limit: 1, retry: new Set() as never }), TypeError, "`retry` must be an object, got a Set"],
     ["createThrottledFetch a Promise", () => createThrottledFetch(Promise.resolve({ limit: 1 }) as never), TypeError, "`options` must be an object, got a Promise"],
+    ["retry: new Headers (a platform object; second review)", () => createThrottledFetch({ limit: 1, retry: new Headers() as never }), TypeError, "`retry` must be an object, got a Headers"],
+    ["adaptive: new URLSearchParams", () => createThrottledFetch({ limit: 1, adaptive: new URLSearchParams("limit=5") as never }), TypeError, "`adaptive` must be an object, got an URLSearchParams"],
   ]);
 
-  test("a class instance or a null-prototype object still counts as options", () => {
+  test("a class instance or a null-prototype object still counts as options", async () => {
     class Options {
       limit = 3;
     }
     expect(new SmoothLimiter(new Options()).limit).toBe(3);
     expect(new SmoothLimiter(Object.assign(Object.create(null) as object, { limit: 4 })).limit).toBe(4);
+    // a Map from another realm is refused too (second review)
+    const { runInNewContext } = await import("node:vm");
+    expect(() => new SmoothLimiter(runInNewContext("new Map([['limit', 5]])") as never)).toThrow(/`options` must be an object, got a Map/);
     // and one that names itself with Symbol.toStringTag, as a module namespace does (review, 2026-11-27)
     expect(new SmoothLimiter({ limit: 5, [Symbol.toStringTag]: "Settings" } as never).limit).toBe(5);
   });

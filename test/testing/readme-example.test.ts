@@ -68,3 +68,19 @@ test("README: every run is the same, retries included (the default jitter is see
   expect(first.refused).toBeGreaterThan(0); // retries happened
   expect(second.trace).toBe(first.trace);
 });
+
+test("the seeded default jitter differs between the fetches of one clock (their retries spread, as full jitter intends), and is the same on every run", async () => {
+  // Each fetch's generator, read through its backoff: three clients failing at once.
+  const clock = new ManualClock();
+  const retryAt: number[] = [];
+  const clients = Array.from({ length: 3 }, () =>
+    createThrottledFetch({ limit: 100, clock, fetch: async () => new Response("down", { status: 500 }), retry: { limit: 1 }, onRetry: ({ delay }) => void retryAt.push(delay) }));
+  await clock.runUntil(Promise.all(clients.map((api) => api("https://x.example/"))));
+  expect(new Set(retryAt).size).toBe(3);
+  const again: number[] = [];
+  const clock2 = new ManualClock();
+  const clients2 = Array.from({ length: 3 }, () =>
+    createThrottledFetch({ limit: 100, clock: clock2, fetch: async () => new Response("down", { status: 500 }), retry: { limit: 1 }, onRetry: ({ delay }) => void again.push(delay) }));
+  await clock2.runUntil(Promise.all(clients2.map((api) => api("https://x.example/"))));
+  expect(again).toEqual(retryAt);
+});
