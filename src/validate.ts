@@ -163,22 +163,17 @@ export function optionsObject<T extends object>(name: string, value: T | undefin
 /**
  * A Map, Set, Date, Promise… is an object too, but its entries are not options: read as one, it would
  * silently stand for {} and every default would apply (`adaptive: new Map([["limit", 5]])`). A plain
- * object (the usual case) is answered by its prototype alone; a class instance, a module namespace
- * or an object with a `Symbol.toStringTag` still counts as options.
+ * object (the usual case) is answered by its prototype alone; a class instance or a module namespace
+ * still counts as options (an object naming itself with `Symbol.toStringTag` does not).
  */
 function isBuiltIn(value: object): boolean {
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto === Object.prototype || proto === null) return false;
-  // By the built-in tag, so a Map from another realm (a vm context, an iframe) is caught too.
-  return ArrayBuffer.isView(value) || value instanceof Error || BUILT_IN_TAGS.has(Object.prototype.toString.call(value));
+  // By the built-in tag, so a Map from another realm (a vm context, an iframe) and platform objects
+  // (Headers, URLSearchParams…) are caught too; a module namespace ("Module") is a bag of values.
+  const tag = Object.prototype.toString.call(value);
+  return tag !== "[object Object]" && tag !== "[object Module]";
 }
-
-/** `Object.prototype.toString` tags of built-in and platform objects that are never an options bag. */
-const BUILT_IN_TAGS: ReadonlySet<string> = new Set([
-  "Map", "Set", "WeakMap", "WeakSet", "Date", "RegExp", "Promise", "ArrayBuffer", "SharedArrayBuffer", "WeakRef",
-  "Headers", "URLSearchParams", "FormData", "Request", "Response", "URL", "Blob", "File", "AbortSignal",
-  "AbortController", "ReadableStream", "WritableStream", "Error",
-].map((tag) => `[object ${tag}]`));
 
 /**
  * Throws a TypeError naming the first key of `options` that is not in `known`, with the nearest known
