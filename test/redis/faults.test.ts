@@ -274,6 +274,64 @@ describeRedis("faults", () => {
     expect(await left()).toBe(1);
   });
 
+  test("under a local share, callers still waiting in the local limiter when the cooldown ends ask Redis again, instead of being granted locally on top of Redis's rate (fleet red-team, 2026-11-27: drained 7-8 s after recovery)", async () => {
+    const c = client();
+    await ready(c);
+    const base = fromIoredis(c);
+    let down = true;
+    const flaky = {
+      ...base,
+      evalsha: (sha: string, keys: readonly string[], args: readonly string[]) =>
+        down ? Promise.reject(new Error("Connection is closed.")) : base.evalsha(sha, keys, args),
+      eval: (script: string, keys: readonly string[], args: readonly string[]) =>
+        down ? Promise.reject(new Error("Connection is closed.")) : base.eval(script, keys, args),
+    };
+    const clock = new ManualClock();
+    const T0 = 1_760_000_000_000_000;
+    const s = new RedisStore({
+      client: flaky, name: `fault-${family++}`, clock, now: () => T0 + Math.round(clock.now() * 1000),
+      retryAfterFailure: 1000, failure: { local: 0.5 }, onError: () => {},
+    });
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 4, interval: 10_000 });
+    const at: number[] = [];
+    const first = Array.from({ length: 3 }, () => limiter.acquire().then(() => at.push(clock.now()))); // fail at Redis: the local share
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const later = Array.from({ length: 3 }, () => limiter.acquire().then(() => at.push(clock.now()))); // the store is down: straight to the share
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await clock.advance(0);
+    expect(at).toEqual([0, 0]); // the local share (2 per 10 s) granted two; four wait locally, until 10 s
+    down = false; // Redis is back
+    for (let t = 0; t < 3000 && at.length < 6; t += 100) {
+      await clock.advance(100);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(at).toHaveLength(6); // (the local share alone would grant the other four at 10 s)
+    await Promise.all([...first, ...later]);
+    // Asked again when the cooldown ended (1 s), Redis granted the four from its own window.
+    expect(at.slice(2).every((t) => t >= 1000 && t < 2000)).toBe(true);
+    expect(await admin.zcard(`${s.prefix}w:w`)).toBe(4);
+  });
+
+  test("…and a caller that aborts while waiting in the local share takes nothing anywhere", async () => {
+    const c = client();
+    await ready(c);
+    const refuse = () => Promise.reject(new Error("Connection is closed."));
+    const clock = new ManualClock();
+    const s = new RedisStore({
+      client: { ...fromIoredis(c), evalsha: refuse, eval: refuse }, name: `fault-${family++}`, clock,
+      retryAfterFailure: 1000, failure: { local: 0.5 }, onError: () => {},
+    });
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 2, interval: 10_000 });
+    await limiter.acquire(); // the share: 1 per 10 s
+    const controller = new AbortController();
+    const waiting = limiter.acquire(1, { signal: controller.signal }).then(() => "granted", (e: unknown) => String(e));
+    await clock.advance(500);
+    controller.abort(new Error("left"));
+    expect(await waiting).toContain("left");
+    await clock.advance(2000);
+    expect(clock.pendingTimers).toBeLessThanOrEqual(1); // no timer left behind for it
+  });
+
   test("a settle whose reply never came (CLIENT PAUSE past the timeout) applies once, even sent again", async () => {
     const c = client();
     await ready(c);

@@ -30,7 +30,7 @@ import { CancelBatcher } from "./cancels.ts";
 import type { RedisDimensions } from "./dimensions.ts";
 import { RedisCommandError, RedisUnavailableError } from "./errors.ts";
 import { acquireUnavailable, tryUnavailable } from "./fallback.ts";
-import { sleep } from "../../http/timers.ts";
+import { anySignal, sleep } from "../../http/timers.ts";
 import { GrantTimer } from "./grants.ts";
 import { RedisReservation } from "./reservation.ts";
 import { CODE } from "./scripts.ts";
@@ -131,7 +131,8 @@ export class RedisQueue {
     amounts: readonly number[] | null = null,
     withId = false,
   ): Promise<unknown> {
-    if (this.store.isDown()) {
+    const local = this.#localShare();
+    if (this.store.isDown() && !local) {
       const error = new RedisUnavailableError("reserve", "recent failure");
       const granted = this.unavailable(permits, maxWait, signal, error, asked);
       return settles ? granted.then(() => this.handle("", asked, permits, amounts)) : withId ? granted.then(() => "") : granted;
@@ -144,12 +145,66 @@ export class RedisQueue {
         : withId ? () => resolve(waiter.id) : () => resolve(undefined);
       waiter.reject = reject;
     });
-    if (signal !== undefined) {
-      waiter.onAbort = () => this.#abort(waiter);
-      signal.addEventListener("abort", waiter.onAbort, { once: true });
+    if (this.store.isDown()) {
+      waiter.state = "done";
+      waiter.id = "";
+      this.#fallBack(waiter, waiter.maxWait, new RedisUnavailableError("reserve", "recent failure"));
+      return promise;
     }
+    this.#watch(waiter);
     this.reserve(waiter);
     return promise;
+  }
+
+  /** Aborting the caller's signal takes the waiter out of the queue (and cancels its reservation). */
+  #watch(waiter: Waiter): void {
+    const signal = waiter.signal;
+    if (signal === undefined) return;
+    waiter.onAbort = () => this.#abort(waiter);
+    signal.addEventListener("abort", waiter.onAbort, { once: true });
+  }
+
+  /** The failure policy is a local share that hands callers back to Redis (see {@link RedisQueue.#fallBack}). */
+  #localShare(): boolean {
+    return typeof this.failure === "object" && this.store.retryAfterFailure > 0;
+  }
+
+  /**
+   * Applies the failure policy to `waiter` (not queued with Redis: state "done", id ''). Under a local
+   * share, a caller still waiting in the local limiter when the store's cooldown ends leaves it (an
+   * abort: it took nothing there) and asks Redis again with what is left of its `maxWait`: the callers
+   * queued locally during an outage were otherwise still granted there for seconds after Redis came
+   * back, on top of Redis's full rate (fleet red-team, 2026-11-27: 40 waiters in one process drained
+   * 7–8 s later; 89–132 refusals).
+   */
+  #fallBack(waiter: Waiter, maxWait: number, error: RedisUnavailableError): void {
+    if (!this.#localShare()) {
+      this.unavailable(waiter.permits, maxWait, waiter.signal, error, waiter.asked).then(waiter.resolve, waiter.reject);
+      return;
+    }
+    const started = this.clock.now();
+    const back = new AbortController();
+    const timer = this.clock.setTimeout(() => back.abort(), this.store.retryAfterFailure);
+    this.unavailable(waiter.permits, maxWait, anySignal([waiter.signal, back.signal]), error, waiter.asked).then(
+      () => {
+        this.clock.clearTimeout(timer);
+        waiter.resolve();
+      },
+      (reason: unknown) => {
+        this.clock.clearTimeout(timer);
+        if (!back.signal.aborted || waiter.signal?.aborted === true) {
+          waiter.reject(reason);
+          return;
+        }
+        const left = maxWait - (this.clock.now() - started);
+        if (this.store.isDown()) {
+          this.#fallBack(waiter, left > 0 ? left : 0, error); // the cooldown was extended: the local share again
+          return;
+        }
+        this.#watch(waiter);
+        this.reserve(waiter, left > 0 ? left : 0);
+      },
+    );
   }
 
   /** Queues `waiter`'s reserve with the batcher. */
@@ -324,7 +379,7 @@ export class RedisQueue {
     waiter.state = "done";
     waiter.id = ""; // granted (if at all) by the failure policy, not by Redis
     this.#detach(waiter);
-    this.unavailable(waiter.permits, waiter.maxWait, waiter.signal, error, waiter.asked).then(waiter.resolve, waiter.reject);
+    this.#fallBack(waiter, waiter.maxWait, error);
   }
 
   /** The failure policy for one acquire, or one reserve (`asked`: a record of dimensions). */
