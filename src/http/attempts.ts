@@ -210,7 +210,7 @@ export async function runAttempts(
             // A fetch that ignores its signal (a test double, an adapter) must not outlive the
             // attempt's timeout or the caller's abort: raced, and a late response's body cancelled
             // (red-team, 2026-11-27: such a call never settled). No listener without a signal.
-            const response = signal === undefined || (fetchImpl === RUNTIME_FETCH && !timed && config.totalTimeout === Infinity) ? await fetching : await untilAborted(fetching, signal, discardLate);
+            const response = signal === undefined || (fetchImpl === RUNTIME_FETCH && !timed && config.totalTimeout === Infinity && init?.signal == null) ? await fetching : await untilAborted(fetching, signal, discardLate);
             inFlight = flight.others();
             return response;
           } finally {

@@ -120,3 +120,19 @@ test("the hooks after a slow async onThrottle are told in the same turn, then al
   expect((await clock.runUntil(api("https://api.example.com/x"))).status).toBe(200);
   expect(told).toEqual(["onThrottle 0", "onResponse 429 0", "onRetry 0", "onResponse 200 2000"]);
 });
+
+test.each([
+  ["onResponse", { onResponse: () => { throw new Error("onResponse threw"); } }],
+  ["onRetry", { onRetry: () => { throw new Error("onRetry threw"); } }],
+] as const)("a sync throw in %s after an async onThrottle that rejects later: the throw fails the call, nothing unhandled (review 3)", async (name, hook) => {
+  const clock = new ManualClock();
+  const { fetch } = server();
+  const api = createThrottledFetch({
+    limit: 10, fetch, clock, ...hook,
+    onThrottle: () => new Promise<void>((_, reject) => clock.setTimeout(() => reject(new Error("metrics down")), 50)),
+  });
+  await expect(clock.runUntil(api("https://api.example.com/x"))).rejects.toThrow(`${name} threw`);
+  await clock.advance(100);
+  await settle();
+  expect(unhandled).toEqual([]);
+});

@@ -55,3 +55,21 @@ test("a test double installed as the global fetch before sluice loads is raced t
     vi.resetModules();
   }
 });
+
+test("…and when the caller passes a signal and aborts, with no timeout (review 3: the call never settled)", async () => {
+  const { vi } = await import("vitest");
+  vi.stubGlobal("fetch", () => new Promise<Response>(() => {})); // never looks at init.signal
+  try {
+    vi.resetModules();
+    const fresh = await import("../../src/index.ts");
+    const clock = new fresh.ManualClock();
+    const api = fresh.createThrottledFetch({ limiter: new fresh.WindowLimiter({ limit: 10, interval: 1000, clock }), retry: 0 });
+    const controller = new AbortController();
+    clock.setTimeout(() => controller.abort(new Error("caller left")), 50);
+    const error = await clock.runUntil(api("https://x.example/", { signal: controller.signal })).then(() => undefined, (e: unknown) => e);
+    expect((error as Error).message).toBe("caller left");
+  } finally {
+    vi.unstubAllGlobals();
+    vi.resetModules();
+  }
+});

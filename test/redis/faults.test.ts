@@ -312,6 +312,39 @@ describeRedis("faults", () => {
     expect(await admin.zcard(`${s.prefix}w:w`)).toBe(4);
   });
 
+  test("under \"open\", a caller held by a pause during an outage asks Redis when the pause ends if it is back, instead of being granted by the policy with every other sleeper at that instant (third review)", async () => {
+    const c = client();
+    await ready(c);
+    const base = fromIoredis(c);
+    let down = true;
+    const flaky = {
+      ...base,
+      evalsha: (sha: string, keys: readonly string[], args: readonly string[]) =>
+        down ? Promise.reject(new Error("Connection is closed.")) : base.evalsha(sha, keys, args),
+      eval: (script: string, keys: readonly string[], args: readonly string[]) =>
+        down ? Promise.reject(new Error("Connection is closed.")) : base.eval(script, keys, args),
+    };
+    const clock = new ManualClock();
+    const T0 = 1_760_000_000_000_000;
+    const s = new RedisStore({
+      client: flaky, name: `fault-${family++}`, clock, now: () => T0 + Math.round(clock.now() * 1000),
+      retryAfterFailure: 300, failure: "open", onError: () => {},
+    });
+    const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 1, interval: 10_000 });
+    await limiter.acquire(); // the outage is found: "open" grants
+    limiter.pause(1000); // a 429: Retry-After 1
+    const at: number[] = [];
+    const sleepers = Array.from({ length: 3 }, () => limiter.acquire().then(() => at.push(clock.now())));
+    down = false; // Redis is back during the pause
+    for (let t = 0; t < 25_000 && at.length < 3; t += 500) {
+      await clock.advance(500);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await Promise.all(sleepers);
+    // Redis decided them, one per 10 s window, not "open" all at 1 s.
+    expect(at).toEqual([1000, 11_000, 21_000]);
+  });
+
   test("…and a caller that aborts while waiting in the local share takes nothing anywhere", async () => {
     const c = client();
     await ready(c);

@@ -29,4 +29,18 @@ describe.each([["open" as const], [{ local: 1 } as const]])("failure: %o", (fail
     expect(waiting.at).toBe(1000);
     expect(await limiter.tryAcquireAsync()).toBe(0);
   });
+  test("a pause lengthened during the outage holds the callers already waiting too (review 3)", async () => {
+    const clock = new ManualClock();
+    const store = new RedisStore({ client: down, name: "outage2", clock, now: () => 1e15 + Math.round(clock.now() * 1000), failure, onError: () => {} });
+    const limiter = new RedisWindowLimiter({ store, key: "k", limit: 10, interval: 1000 });
+    await limiter.acquire();
+    limiter.pause(1000);
+    const early = track(clock, limiter.acquire());
+    await clock.advance(500);
+    limiter.pause(2000); // a second 429: Retry-After: 2, until 2500
+    await clock.advance(1999);
+    expect(early.at).toBeUndefined();
+    await clock.advance(1);
+    expect(early.at).toBe(2500);
+  });
 });

@@ -131,8 +131,9 @@ export class RedisQueue {
     amounts: readonly number[] | null = null,
     withId = false,
   ): Promise<unknown> {
-    const local = this.#localShare();
-    if (this.store.isDown() && !local) {
+    // Under "closed" a caller fails at once; under "open" or a local share it goes through
+    // `#fallBack` as a waiter, which can hand it back to Redis.
+    if (this.store.isDown() && this.failure === "closed") {
       const error = new RedisUnavailableError("reserve", "recent failure");
       const granted = this.unavailable(permits, maxWait, signal, error, asked);
       return settles ? granted.then(() => this.handle("", asked, permits, amounts)) : withId ? granted.then(() => "") : granted;
@@ -178,6 +179,22 @@ export class RedisQueue {
    * 7–8 s later; 89–132 refusals).
    */
   #fallBack(waiter: Waiter, maxWait: number, error: RedisUnavailableError): void {
+    const paused = this.failure === "closed" ? 0 : this.pausedUntil - this.clock.now();
+    if (paused > 0 && paused <= maxWait) {
+      // A pause the server asked for holds first; when it ends, Redis decides again if it is back,
+      // rather than every caller released by the pause being granted by the policy at that instant
+      // (third review: under "open", 50 sleepers of one process granted together, Redis back).
+      const from = this.clock.now();
+      sleep(this.clock, paused, waiter.signal).then(() => {
+        const left = maxWait - (this.clock.now() - from);
+        if (this.store.isDown() || this.pausedUntil > this.clock.now()) this.#fallBack(waiter, left > 0 ? left : 0, error);
+        else {
+          this.#watch(waiter);
+          this.reserve(waiter, left > 0 ? left : 0);
+        }
+      }, waiter.reject);
+      return;
+    }
     if (!this.#localShare()) {
       this.unavailable(waiter.permits, maxWait, waiter.signal, error, waiter.asked).then(waiter.resolve, waiter.reject);
       return;
@@ -396,7 +413,9 @@ export class RedisQueue {
     const wait = this.failure === "closed" ? 0 : this.pausedUntil - this.clock.now();
     if (wait <= 0) return acquireUnavailable(this.failure, this.fallback, permits, maxWait, signal, error, asked);
     if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
-    return sleep(this.clock, wait, signal).then(() => acquireUnavailable(this.failure, this.fallback, permits, maxWait - wait, signal, error, asked));
+    // Re-checked after the sleep: a later 429 may have lengthened the pause meanwhile.
+    const from = this.clock.now();
+    return sleep(this.clock, wait, signal).then(() => this.unavailable(permits, maxWait - (this.clock.now() - from), signal, error, asked));
   }
 
   /** The failure policy for one try (a pause the server asked for answers its remaining time first). */
