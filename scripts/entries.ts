@@ -59,8 +59,9 @@ export const ENTRIES: readonly EntryPoint[] = [
   { subpath: "./vendors", source: "src/vendors.ts", runtime: "web", sizeBudget: 24.3 * 1024 },
   // The Redis store and its adapters, with the limiters they back: 24.2 KiB (2026-11-23); 28.9 KiB on
   // 2026-11-27 with GatedLimiter, LimiterEvents, Reservation and SluiceError exported as values (the
-  // types said so).
-  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 29.5 * 1024 },
+  // types said so); 29.5 KiB that evening (pauses held through outages, local-share callers handed
+  // back to Redis).
+  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 29.8 * 1024 },
   // Web: the OpenTelemetry API runs in browsers, Deno and Bun too, and this entry imports nothing
   // (the Meter is typed structurally), so its code is held to the web-standard check. 2.9 KiB with
   // what it imports (argument checks); most of it is the metric names and descriptions.
