@@ -29,8 +29,7 @@ import { type Amounts, PolicyCalls, type PolicySpec } from "./calls.ts";
 import { CancelBatcher } from "./cancels.ts";
 import type { RedisDimensions } from "./dimensions.ts";
 import { RedisCommandError, RedisUnavailableError } from "./errors.ts";
-import { acquireUnavailable, tryUnavailable } from "./fallback.ts";
-import { anySignal, sleep } from "../../http/timers.ts";
+import { fallBack, outagePolicy, outageTry } from "./outage.ts";
 import { GrantTimer } from "./grants.ts";
 import { RedisReservation } from "./reservation.ts";
 import { CODE } from "./scripts.ts";
@@ -132,10 +131,10 @@ export class RedisQueue {
     withId = false,
   ): Promise<unknown> {
     // Under "closed" a caller fails at once; under "open" or a local share it goes through
-    // `#fallBack` as a waiter, which can hand it back to Redis.
+    // `fallBack` as a waiter, which can hand it back to Redis.
     if (this.store.isDown() && this.failure === "closed") {
       const error = new RedisUnavailableError("reserve", "recent failure");
-      const granted = this.unavailable(permits, maxWait, signal, error, asked);
+      const granted = outagePolicy(this, permits, maxWait, signal, error, asked);
       return settles ? granted.then(() => this.handle("", asked, permits, amounts)) : withId ? granted.then(() => "") : granted;
     }
     const waiter = new Waiter(permits, maxWait, signal, settles, amounts, asked);
@@ -149,7 +148,7 @@ export class RedisQueue {
     if (this.store.isDown()) {
       waiter.state = "done";
       waiter.id = "";
-      this.#fallBack(waiter, waiter.maxWait, new RedisUnavailableError("reserve", "recent failure"));
+      fallBack(this, waiter, waiter.maxWait, new RedisUnavailableError("reserve", "recent failure"));
       return promise;
     }
     this.#watch(waiter);
@@ -165,63 +164,10 @@ export class RedisQueue {
     signal.addEventListener("abort", waiter.onAbort, { once: true });
   }
 
-  /** The failure policy is a local share that hands callers back to Redis (see {@link RedisQueue.#fallBack}). */
-  #localShare(): boolean {
-    return typeof this.failure === "object" && this.store.retryAfterFailure > 0;
-  }
-
-  /**
-   * Applies the failure policy to `waiter` (not queued with Redis: state "done", id ''). Under a local
-   * share, a caller still waiting in the local limiter when the store's cooldown ends leaves it (an
-   * abort: it took nothing there) and asks Redis again with what is left of its `maxWait`: the callers
-   * queued locally during an outage were otherwise still granted there for seconds after Redis came
-   * back, on top of Redis's full rate (fleet red-team, 2026-11-27: 40 waiters in one process drained
-   * 7–8 s later; 89–132 refusals).
-   */
-  #fallBack(waiter: Waiter, maxWait: number, error: RedisUnavailableError): void {
-    const paused = this.failure === "closed" ? 0 : this.pausedUntil - this.clock.now();
-    if (paused > 0 && paused <= maxWait) {
-      // A pause the server asked for holds first; when it ends, Redis decides again if it is back,
-      // rather than every caller released by the pause being granted by the policy at that instant
-      // (third review: under "open", 50 sleepers of one process granted together, Redis back).
-      const from = this.clock.now();
-      sleep(this.clock, paused, waiter.signal).then(() => {
-        const left = maxWait - (this.clock.now() - from);
-        if (this.store.isDown() || this.pausedUntil > this.clock.now()) this.#fallBack(waiter, left > 0 ? left : 0, error);
-        else {
-          this.#watch(waiter);
-          this.reserve(waiter, left > 0 ? left : 0);
-        }
-      }, waiter.reject);
-      return;
-    }
-    if (!this.#localShare()) {
-      this.unavailable(waiter.permits, maxWait, waiter.signal, error, waiter.asked).then(waiter.resolve, waiter.reject);
-      return;
-    }
-    const started = this.clock.now();
-    const back = new AbortController();
-    const timer = this.clock.setTimeout(() => back.abort(), this.store.retryAfterFailure);
-    this.unavailable(waiter.permits, maxWait, anySignal([waiter.signal, back.signal]), error, waiter.asked).then(
-      () => {
-        this.clock.clearTimeout(timer);
-        waiter.resolve();
-      },
-      (reason: unknown) => {
-        this.clock.clearTimeout(timer);
-        if (!back.signal.aborted || waiter.signal?.aborted === true) {
-          waiter.reject(reason);
-          return;
-        }
-        const left = maxWait - (this.clock.now() - started);
-        if (this.store.isDown()) {
-          this.#fallBack(waiter, left > 0 ? left : 0, error); // the cooldown was extended: the local share again
-          return;
-        }
-        this.#watch(waiter);
-        this.reserve(waiter, left > 0 ? left : 0);
-      },
-    );
+  /** Hands `waiter` back to Redis (see `outage.ts`), its signal watched again, with `maxWait` ms left. */
+  resume(waiter: Waiter, maxWait: number): void {
+    this.#watch(waiter);
+    this.reserve(waiter, maxWait);
   }
 
   /** Queues `waiter`'s reserve with the batcher. */
@@ -396,33 +342,12 @@ export class RedisQueue {
     waiter.state = "done";
     waiter.id = ""; // granted (if at all) by the failure policy, not by Redis
     this.#detach(waiter);
-    this.#fallBack(waiter, waiter.maxWait, error);
+    fallBack(this, waiter, waiter.maxWait, error);
   }
 
-  /** The failure policy for one acquire, or one reserve (`asked`: a record of dimensions). */
-  unavailable(
-    permits: number,
-    maxWait: number,
-    signal: AbortSignal | undefined,
-    error: RedisUnavailableError,
-    asked: Permits = permits,
-  ): Promise<void> {
-    // A pause the server asked for (a 429's Retry-After, through `pause`) holds during an outage too:
-    // the failure policy applies once it ends. (Fleet red-team, 2026-11-27: under "open" the retries
-    // of a 429 went 48 ms later, not 1 s; 3 × 50 callers through a 2-s outage drew 449 refusals.)
-    const wait = this.failure === "closed" ? 0 : this.pausedUntil - this.clock.now();
-    if (wait <= 0) return acquireUnavailable(this.failure, this.fallback, permits, maxWait, signal, error, asked);
-    if (wait > maxWait) return Promise.reject(new MaxWaitExceededError(wait, maxWait));
-    // Re-checked after the sleep: a later 429 may have lengthened the pause meanwhile.
-    const from = this.clock.now();
-    return sleep(this.clock, wait, signal).then(() => this.unavailable(permits, maxWait - (this.clock.now() - from), signal, error, asked));
-  }
-
-  /** The failure policy for one try (a pause the server asked for answers its remaining time first). */
+  /** The failure policy for one try; see `outage.ts`. */
   tryUnavailable(permits: number, error: RedisUnavailableError): number {
-    const wait = this.failure === "closed" ? 0 : this.pausedUntil - this.clock.now();
-    if (wait > 0) return wait;
-    return tryUnavailable(this.failure, this.fallback, permits, error);
+    return outageTry(this, permits, error);
   }
 
   #abort(waiter: Waiter): void {
