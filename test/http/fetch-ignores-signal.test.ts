@@ -4,7 +4,7 @@
  * signal, and a response that comes later has its body cancelled (red-team, 2026-11-27: such a call
  * never settled; `runUntil` reported "no timer is left").
  */
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { createThrottledFetch, ManualClock, TimeoutError, WindowLimiter } from "../../src/index.ts";
 
 describe("a fetch that ignores its signal", () => {
@@ -39,37 +39,36 @@ describe("a fetch that ignores its signal", () => {
   });
 });
 
-test("a test double installed as the global fetch before sluice loads is raced too when the fetch sets a timeout (review, 2026-11-27: the call never settled)", async () => {
-  const { vi } = await import("vitest");
-  vi.stubGlobal("fetch", () => new Promise<Response>(() => {})); // never looks at init.signal
+/**
+ * Runs `body` with sluice loaded afresh while the global fetch is a double that never settles and
+ * never looks at its signal (installed before sluice loads, as a test setup file would).
+ */
+async function withGlobalDouble(body: (fresh: typeof import("../../src/index.ts")) => Promise<void>): Promise<void> {
+  vi.stubGlobal("fetch", () => new Promise<Response>(() => {}));
   try {
     vi.resetModules();
-    const fresh = await import("../../src/index.ts");
+    await body(await import("../../src/index.ts"));
+  } finally {
+    vi.unstubAllGlobals();
+    vi.resetModules();
+  }
+}
+
+test("a test double installed as the global fetch before sluice loads is raced too when the fetch sets a timeout (review, 2026-11-27: the call never settled)", () =>
+  withGlobalDouble(async (fresh) => {
     const clock = new fresh.ManualClock();
     const api = fresh.createThrottledFetch({ limiter: new fresh.WindowLimiter({ limit: 10, interval: 1000, clock }), retry: 0, timeout: 100 });
     const error = await clock.runUntil(api("https://x.example/")).then(() => undefined, (e: unknown) => e);
     expect((error as Error).name).toBe("TimeoutError");
     expect(clock.now()).toBe(100);
-  } finally {
-    vi.unstubAllGlobals();
-    vi.resetModules();
-  }
-});
+  }));
 
-test("…and when the caller passes a signal and aborts, with no timeout (review 3: the call never settled)", async () => {
-  const { vi } = await import("vitest");
-  vi.stubGlobal("fetch", () => new Promise<Response>(() => {})); // never looks at init.signal
-  try {
-    vi.resetModules();
-    const fresh = await import("../../src/index.ts");
+test("…and when the caller passes a signal and aborts, with no timeout (review 3: the call never settled)", () =>
+  withGlobalDouble(async (fresh) => {
     const clock = new fresh.ManualClock();
     const api = fresh.createThrottledFetch({ limiter: new fresh.WindowLimiter({ limit: 10, interval: 1000, clock }), retry: 0 });
     const controller = new AbortController();
     clock.setTimeout(() => controller.abort(new Error("caller left")), 50);
     const error = await clock.runUntil(api("https://x.example/", { signal: controller.signal })).then(() => undefined, (e: unknown) => e);
     expect((error as Error).message).toBe("caller left");
-  } finally {
-    vi.unstubAllGlobals();
-    vi.resetModules();
-  }
-});
+  }));

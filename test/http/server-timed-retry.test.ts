@@ -99,21 +99,27 @@ describe("pauseLimiter()", () => {
   });
 });
 
+/** A server that answers the first request to /first with a 403 (and `headers`), everything else 200; `sent`: [path, time]. */
+function refusesFirstOnce(clock: ManualClock, headers: Record<string, string> = {}) {
+  const sent: [string, number][] = [];
+  let refused = false;
+  const fetch = async (input: string | URL | Request) => {
+    const path = new URL(String(input instanceof Request ? input.url : input)).pathname;
+    sent.push([path, clock.now()]);
+    if (path === "/first" && !refused) {
+      refused = true;
+      return new Response("slow down", { status: 403, headers });
+    }
+    return new Response("ok");
+  };
+  return { fetch, sent };
+}
+
 describe("the throttled fetch", () => {
   test("a 403 answered { retryAfter } pauses the shared limiter: every caller waits; onThrottle is told; no budget spent", async () => {
     const clock = new ManualClock();
     const limiter = new WindowLimiter({ limit: 100, interval: 1000, clock });
-    const sent: [string, number][] = [];
-    let refused = false;
-    const fetch = async (input: string | URL | Request) => {
-      const path = new URL(String(input instanceof Request ? input.url : input)).pathname;
-      sent.push([path, clock.now()]);
-      if (path === "/first" && !refused) {
-        refused = true;
-        return new Response("slow down", { status: 403, headers: { "x-wait": "5" } });
-      }
-      return new Response("ok");
-    };
+    const { fetch, sent } = refusesFirstOnce(clock, { "x-wait": "5" });
     const throttles: ThrottleEvent[] = [];
     const api = createThrottledFetch({
       limiter, fetch, clock,
@@ -135,17 +141,7 @@ describe("the throttled fetch", () => {
 
   test("with `adaptive` alone (no limit, no limiter) a 403 answered { retryAfter } pauses the key's learned rate: the other callers wait too", async () => {
     const clock = new ManualClock();
-    const sent: [string, number][] = [];
-    let refused = false;
-    const fetch = async (input: string | URL | Request) => {
-      const path = new URL(String(input instanceof Request ? input.url : input)).pathname;
-      sent.push([path, clock.now()]);
-      if (path === "/first" && !refused) {
-        refused = true;
-        return new Response("slow down", { status: 403 });
-      }
-      return new Response("ok");
-    };
+    const { fetch, sent } = refusesFirstOnce(clock);
     const throttles: ThrottleEvent[] = [];
     const api = createThrottledFetch({
       adaptive: true, fetch, clock,

@@ -17,6 +17,7 @@ import {
 } from "../../src/redis.ts";
 import { describeRedis, type RedisServer, recordOf, startRedis } from "./server.ts";
 import { SCRIPTS } from "../../src/integrations/redis/scripts.ts";
+import type { RedisScriptClient } from "../../src/integrations/redis/client.ts";
 import { ManualClock } from "../../src/index.ts";
 
 describeRedis("faults", () => {
@@ -56,6 +57,39 @@ describeRedis("faults", () => {
 
   async function ready(c: Redis): Promise<void> {
     await vi.waitFor(() => expect(c.status).toBe("ready"), { timeout: 5000, interval: 10 });
+  }
+
+  /** A store on a ManualClock, Redis's time following it (µs from a fixed epoch). */
+  function virtualStore(client: RedisScriptClient, options: Partial<RedisStoreOptions> = {}): { clock: ManualClock; s: RedisStore } {
+    const clock = new ManualClock();
+    const T0 = 1_760_000_000_000_000;
+    const s = new RedisStore({ client, name: `fault-${family++}`, clock, now: () => T0 + Math.round(clock.now() * 1000), onError: () => {}, ...options });
+    return { clock, s };
+  }
+
+  /** `c`'s scripts, every call refused ("Connection is closed.") while `state.down`. */
+  function switchable(c: Redis): { client: RedisScriptClient; state: { down: boolean } } {
+    const base = fromIoredis(c);
+    const state = { down: true };
+    const refused = () => Promise.reject(new Error("Connection is closed."));
+    const client: RedisScriptClient = {
+      ...base,
+      evalsha: (sha, keys, args) => (state.down ? refused() : base.evalsha(sha, keys, args)),
+      eval: (script, keys, args) => (state.down ? refused() : base.eval(script, keys, args)),
+    };
+    return { client, state };
+  }
+
+  /**
+   * Steps `clock` by `step` ms up to `ms`, with `realMs` of real time between steps (for replies and
+   * rejections to be handled), stopping early once `done()` holds.
+   */
+  async function stepThrough(clock: ManualClock, ms: number, options: { step?: number; realMs?: number; done?: () => boolean | Promise<boolean> } = {}): Promise<void> {
+    const { step = 100, realMs = 1, done } = options;
+    for (let t = 0; t < ms && !(await done?.()); t += step) {
+      await clock.advance(step);
+      await new Promise((resolve) => setTimeout(resolve, realMs));
+    }
   }
 
   test("SCRIPT FLUSH mid-run: EVALSHA falls back to EVAL; every reservation granted exactly once, the window exact", async () => {
@@ -198,9 +232,7 @@ describeRedis("faults", () => {
       evalsha: (sha: string, keys: readonly string[], args: readonly string[]) =>
         sha === SCRIPTS.cancel.sha && refusing ? Promise.reject(new Error("Connection is closed.")) : base.evalsha(sha, keys, args),
     };
-    const clock = new ManualClock();
-    const T0 = 1_760_000_000_000_000;
-    const s = new RedisStore({ client: flaky, name: `fault-${family++}`, clock, now: () => T0 + Math.round(clock.now() * 1000), retryAfterFailure: 0, onError: () => {} });
+    const { clock, s } = virtualStore(flaky, { retryAfterFailure: 0 });
     const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 10, interval: 60_000 });
     await limiter.acquire(10);
     const controller = new AbortController();
@@ -209,19 +241,13 @@ describeRedis("faults", () => {
     controller.abort();
     await booked;
     // 7 s of refused cancels (cancelGrace is 5 s): before, the retries gave up 5 s after the first failure.
-    for (let t = 0; t < 7000; t += 100) {
-      await clock.advance(100);
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
+    await stepThrough(clock, 7000);
     refusing = false;
     // The next resend is due within a second of virtual time. Stepped, with real time between steps
     // for the failed attempt's rejection and the resend's reply: a single advance raced a failure
     // still being handled, whose next attempt was then timed after it (flaked under load).
     const left = () => admin.zcard(`${s.prefix}w:w`);
-    for (let t = 0; t < 5000 && (await left()) !== 1; t += 100) {
-      await clock.advance(100);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await stepThrough(clock, 5000, { realMs: 5, done: async () => (await left()) === 1 });
     expect(await left()).toBe(1);
   });
 
@@ -245,9 +271,7 @@ describeRedis("faults", () => {
         return reply;
       },
     };
-    const clock = new ManualClock();
-    const T0 = 1_760_000_000_000_000;
-    const s = new RedisStore({ client: flaky, name: `fault-${family++}`, clock, now: () => T0 + Math.round(clock.now() * 1000), retryAfterFailure: 0, onError: () => {} });
+    const { clock, s } = virtualStore(flaky, { retryAfterFailure: 0 });
     const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 10, interval: 60_000 });
     await limiter.acquire(10);
     holdReserve = new Promise((resolve) => (releaseReserve = resolve));
@@ -261,37 +285,18 @@ describeRedis("faults", () => {
     // is stepped through: else, on a loaded machine, the first cancel could get through after it.
     await vi.waitFor(() => expect(lateReplied).toBe(true), { timeout: 2000, interval: 5 });
     await new Promise((resolve) => setTimeout(resolve, 5));
-    for (let t = 0; t < 7000; t += 100) {
-      await clock.advance(100);
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
+    await stepThrough(clock, 7000);
     refusing = false;
     const left = () => admin.zcard(`${s.prefix}w:w`);
-    for (let t = 0; t < 5000 && (await left()) !== 1; t += 100) {
-      await clock.advance(100);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await stepThrough(clock, 5000, { realMs: 5, done: async () => (await left()) === 1 });
     expect(await left()).toBe(1);
   });
 
   test("under a local share, callers still waiting in the local limiter when the cooldown ends ask Redis again, instead of being granted locally on top of Redis's rate (fleet red-team, 2026-11-27: drained 7-8 s after recovery)", async () => {
     const c = client();
     await ready(c);
-    const base = fromIoredis(c);
-    let down = true;
-    const flaky = {
-      ...base,
-      evalsha: (sha: string, keys: readonly string[], args: readonly string[]) =>
-        down ? Promise.reject(new Error("Connection is closed.")) : base.evalsha(sha, keys, args),
-      eval: (script: string, keys: readonly string[], args: readonly string[]) =>
-        down ? Promise.reject(new Error("Connection is closed.")) : base.eval(script, keys, args),
-    };
-    const clock = new ManualClock();
-    const T0 = 1_760_000_000_000_000;
-    const s = new RedisStore({
-      client: flaky, name: `fault-${family++}`, clock, now: () => T0 + Math.round(clock.now() * 1000),
-      retryAfterFailure: 1000, failure: { local: 0.5 }, onError: () => {},
-    });
+    const { client: flaky, state } = switchable(c);
+    const { clock, s } = virtualStore(flaky, { retryAfterFailure: 1000, failure: { local: 0.5 } });
     const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 4, interval: 10_000 });
     const at: number[] = [];
     const first = Array.from({ length: 3 }, () => limiter.acquire().then(() => at.push(clock.now()))); // fail at Redis: the local share
@@ -300,11 +305,8 @@ describeRedis("faults", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     await clock.advance(0);
     expect(at).toEqual([0, 0]); // the local share (2 per 10 s) granted two; four wait locally, until 10 s
-    down = false; // Redis is back
-    for (let t = 0; t < 3000 && at.length < 6; t += 100) {
-      await clock.advance(100);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    state.down = false; // Redis is back
+    await stepThrough(clock, 3000, { realMs: 5, done: () => at.length === 6 });
     expect(at).toHaveLength(6); // (the local share alone would grant the other four at 10 s)
     await Promise.all([...first, ...later]);
     // Asked again when the cooldown ended (1 s), Redis granted the four from its own window.
@@ -315,31 +317,15 @@ describeRedis("faults", () => {
   test("under \"open\", a caller held by a pause during an outage asks Redis when the pause ends if it is back, instead of being granted by the policy with every other sleeper at that instant (third review)", async () => {
     const c = client();
     await ready(c);
-    const base = fromIoredis(c);
-    let down = true;
-    const flaky = {
-      ...base,
-      evalsha: (sha: string, keys: readonly string[], args: readonly string[]) =>
-        down ? Promise.reject(new Error("Connection is closed.")) : base.evalsha(sha, keys, args),
-      eval: (script: string, keys: readonly string[], args: readonly string[]) =>
-        down ? Promise.reject(new Error("Connection is closed.")) : base.eval(script, keys, args),
-    };
-    const clock = new ManualClock();
-    const T0 = 1_760_000_000_000_000;
-    const s = new RedisStore({
-      client: flaky, name: `fault-${family++}`, clock, now: () => T0 + Math.round(clock.now() * 1000),
-      retryAfterFailure: 300, failure: "open", onError: () => {},
-    });
+    const { client: flaky, state } = switchable(c);
+    const { clock, s } = virtualStore(flaky, { retryAfterFailure: 300, failure: "open" });
     const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 1, interval: 10_000 });
     await limiter.acquire(); // the outage is found: "open" grants
     limiter.pause(1000); // a 429: Retry-After 1
     const at: number[] = [];
     const sleepers = Array.from({ length: 3 }, () => limiter.acquire().then(() => at.push(clock.now())));
-    down = false; // Redis is back during the pause
-    for (let t = 0; t < 25_000 && at.length < 3; t += 500) {
-      await clock.advance(500);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    state.down = false; // Redis is back during the pause
+    await stepThrough(clock, 25_000, { step: 500, realMs: 5, done: () => at.length === 3 });
     await Promise.all(sleepers);
     // Redis decided them, one per 10 s window, not "open" all at 1 s.
     expect(at).toEqual([1000, 11_000, 21_000]);
@@ -348,12 +334,7 @@ describeRedis("faults", () => {
   test("…and a caller that aborts while waiting in the local share takes nothing anywhere", async () => {
     const c = client();
     await ready(c);
-    const refuse = () => Promise.reject(new Error("Connection is closed."));
-    const clock = new ManualClock();
-    const s = new RedisStore({
-      client: { ...fromIoredis(c), evalsha: refuse, eval: refuse }, name: `fault-${family++}`, clock,
-      retryAfterFailure: 1000, failure: { local: 0.5 }, onError: () => {},
-    });
+    const { clock, s } = virtualStore(switchable(c).client, { retryAfterFailure: 1000, failure: { local: 0.5 } });
     const limiter = new RedisWindowLimiter({ store: s, key: "w", limit: 2, interval: 10_000 });
     await limiter.acquire(); // the share: 1 per 10 s
     const controller = new AbortController();
