@@ -419,10 +419,6 @@ export class Gate extends GateTimer {
     this.active.delete(queue);
   }
 
-  /**
-   * Takes a waiter out of its queue (it was aborted); the caller rescans, then runs the returned
-   * announcement (an `abort` event), if any, once the domain is consistent again.
-   */
   /** Takes back a waiter that was never the caller's to wait (see `grantAhead`): no stats, no event. */
   withdraw(waiter: Waiter, now: number): void {
     const queue = waiter.queue;
@@ -432,6 +428,10 @@ export class Gate extends GateTimer {
     this.scan(now);
   }
 
+  /**
+   * Takes a waiter out of its queue (it was aborted); the caller rescans, then runs the returned
+   * announcement (an `abort` event), if any, once the domain is consistent again.
+   */
   detach(waiter: Waiter): (() => void) | undefined {
     const queue = waiter.queue;
     let now: number;
