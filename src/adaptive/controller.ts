@@ -249,7 +249,7 @@ export class AdaptiveController {
     record.outcome = refused ? "throttled" : failed ? "failed" : "accepted";
     if (record.outcome === "accepted") {
       if (record.atCeiling) this.#acceptedAtCeiling++;
-      if (tag.epoch === this.#epoch) this.#acceptedSinceCut++;
+      if (tag.epoch === this.#epoch && this.#acceptedSinceCut++ === 0) this.#windows.acceptedAfterCut();
     }
     let pauseMs = 0;
     let change = this.#readHeaders(outcome, now);
@@ -260,11 +260,19 @@ export class AdaptiveController {
       // and caps the cut's measure at what one window accepted.
       const cap = this.#windows.onThrottle(tag, pauseMs, info?.resetMs, now, this.#epoch);
       // Nothing sent since the last cut was accepted yet: the server is down or still refusing
-      // everything (a maintenance window's 503 + Retry-After every second). Its pause is the answer;
-      // cutting again on each would spiral to the floor and take minutes to climb back. Bare 503s
-      // cut only between successes (the first too: at start they may be an outage).
-      const unproven = this.#acceptedSinceCut === 0 && (!outcome.throttled || (this.#epoch > 0 && pauseMs > 0));
-      if (tag.epoch === this.#epoch && !unproven) change = this.#cut(tag, now, cap) ?? change;
+      // everything (a maintenance window's 503 + Retry-After every second, a window used up). Its
+      // pause, or a wait of our own, is the answer; cutting again on each would spiral to the floor
+      // and take minutes to climb back. Bare 503s cut only between successes (the first too: at
+      // start they may be an outage).
+      const unproven = this.#acceptedSinceCut === 0 && (!outcome.throttled || this.#epoch > 0);
+      if (tag.epoch === this.#epoch && !unproven) {
+        change = this.#cut(tag, now, cap) ?? change;
+        this.#windows.cutAt(outcome.throttled && pauseMs === 0 ? tag.at : -Infinity);
+      } else if (tag.epoch === this.#epoch && outcome.throttled && pauseMs === 0) {
+        // A 429 that says not when to come back, of a request sent after the cut, with nothing sent
+        // since accepted: a window used up refuses everything until it ends (see `refusedInRun`).
+        pauseMs = this.#windows.refusedInRun(tag.at, now);
+      }
       // After the cut: the pause it starts is where the next window's estimate starts.
       if (pauseMs > 0) this.#windows.pausedFrom(now + pauseMs, this.#sent);
     } else {
@@ -320,7 +328,13 @@ export class AdaptiveController {
 
   #cut(tag: SendTag, now: number, cap = Infinity): RateChange | undefined {
     const rate = this.#rate;
-    const measured = Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
+    // A whole window's measure (`cap`) is the better one: the last seconds before the throttle may
+    // hold the window's burst, or its last trickle.
+    const measured = cap < Infinity ? cap : this.#log.measured(tag.at, now, rate, rate);
+    // What the server accepted, trusted down to `share` of the rate at the cut — or all the way
+    // when it is a whole window's measure (`cap`): a window accepts its quota in a burst, so the
+    // rate at the cut says nothing of its size.
+    const trusted = (share: number) => Math.min(rate, Math.max(Math.min(rate * share, cap), measured));
     const known = this.#known;
     this.#epoch++;
     this.#acceptedSinceCut = 0;
@@ -331,7 +345,7 @@ export class AdaptiveController {
       // Slow start may be far past the server's rate (it doubled while the answers were on their
       // way): what the server accepted says how far — but never below half (the rate before the
       // last doubling worked), as successes are counted as they arrive and lag. Then search up.
-      const base = Math.min(rate, Math.max(rate / 2, measured));
+      const base = trusted(0.5);
       this.#phase = "search";
       this.#searchCap = Infinity;
       this.#searchFrom = 0;
@@ -341,7 +355,7 @@ export class AdaptiveController {
     if (this.#phase === "search" && reached === "search") {
       // One search step past a rate that held for a whole step: the limit lies near. What the
       // server accepted says where (a burst it allows may have hidden more than one step).
-      const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
+      const base = trusted(CUT_TRUST);
       const next = floor(base * cutFactor(this.#o.decrease, Math.max(measured, base), rate));
       this.#phase = "curve";
       if (next < this.#searchFrom) {
@@ -356,14 +370,14 @@ export class AdaptiveController {
     if (this.#phase === "search") {
       // Still too high right after slow start's cut: sized by what the server accepted, then
       // search up from there.
-      const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
+      const base = trusted(CUT_TRUST);
       this.#phase = "search";
       this.#startCurve(base);
       return this.#set(floor(base * this.#o.decrease), "throttled", now, true);
     }
     // Later a probe oversteps by a few per cent, so the rate at the cut is the better measure —
     // unless the server now accepts much less (its limit dropped).
-    const base = Math.min(rate, Math.max(rate * CUT_TRUST, measured));
+    const base = trusted(CUT_TRUST);
     const next = floor(base * cutFactor(this.#o.decrease, measured, rate));
     if (known !== undefined && rate <= known * 1.001) {
       // Overloaded at or below the rate believed to work: that belief was wrong (the limit dropped,

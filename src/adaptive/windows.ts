@@ -12,6 +12,18 @@ import type { SendTag } from "./types.ts";
 export const WINDOW_HINT_MIN_MS = 2000;
 /** The longest window inferred (a day, the longest `probeInterval`). */
 const WINDOW_HINT_MAX_MS = 86_400_000;
+/** A pause-to-refusal span up to this many windows is one window's measure (see `onThrottle`). */
+const WINDOW_SPAN = 1.5;
+/**
+ * While a server refuses everything and says not for how long, each probe refused waits this share
+ * of the time refused so far: the probes come at ×1.5 intervals, a handful per minute-long window,
+ * and land at most half the time refused so far after it reopens.
+ */
+const BLOCK_BACKOFF = 0.5;
+/** The first wait of a refusal run, ms (a few round trips: a window that just reopened is not missed by much). */
+const BLOCK_MIN_MS = 250;
+/** The longest wait between probes of a refusal run, ms (a window reopening is found within this). */
+const BLOCK_MAX_MS = 30_000;
 
 /**
  * The window a throttle's delay hints at, ms (0 for none): a Retry-After (or reset) of d ms says
@@ -40,13 +52,19 @@ export function windowHint(delayMs: number | undefined): number {
  * ```
  */
 export class PauseWindows {
-  /** The longest window a delay implied, ms (0: none seen). */
+  /** The longest window a delay (or a run of refusals) implied, ms (0: none seen). */
   window = 0;
   /** When the last pause advised ends. */
   #until = -Infinity;
   /** The requests sent before that pause was advised, and the throttles since of requests sent after. */
   #seq = 0;
   #refused = 0;
+  /** The send time of the request whose refusal (with no delay) cut last: where a refusal run starts. */
+  #runFrom = -Infinity;
+  /** The latest send refused in that run after the cut (-Infinity: none, no run). */
+  #runLast = -Infinity;
+  /** When the run's last wait ends: a refusal of a request sent before it was answered by that wait. */
+  #runWaitUntil = -Infinity;
 
   /**
    * A throttle of the request `tag` with a delay of `pauseMs` (or `resetMs` when only a reset was
@@ -60,15 +78,54 @@ export class PauseWindows {
   onThrottle(tag: SendTag, pauseMs: number, resetMs: number | undefined, now: number, epoch: number): number {
     const from = this.#until;
     let rate = Infinity;
-    if (pauseMs >= WINDOW_HINT_MIN_MS && from !== -Infinity && tag.at >= from && tag.epoch === epoch) {
+    this.window = Math.max(this.window, windowHint(pauseMs > 0 ? pauseMs : resetMs));
+    // A window known (stated by a long delay, or shown by a run of refusals) and a refusal that
+    // says not when it ends: the window is at least as long as the time since the last pause.
+    const end = pauseMs >= WINDOW_HINT_MIN_MS ? now + pauseMs : pauseMs === 0 && this.window > 0 ? Math.max(now, from + this.window) : undefined;
+    // Only a span of about one window measures one: over several, the client's own lower rate
+    // (after a cut, recovering) would count as the server's.
+    if (end !== undefined && from !== -Infinity && end - from <= WINDOW_SPAN * this.window && tag.at >= from && tag.epoch === epoch) {
       // Sent since the pause and before this one, less those refused so far (the rest, answered or
-      // not, were sent before this refusal and count as accepted).
+      // not, were sent before this refusal and count as accepted). None: the window had not
+      // reopened, or answers came out of order — no measure of a window at all.
       const accepted = tag.seq - this.#seq - this.#refused;
-      rate = (Math.max(0, accepted) * 1000) / (now + pauseMs - from);
+      if (accepted > 0) rate = (accepted * 1000) / (end - from);
     }
     if (tag.seq >= this.#seq) this.#refused++;
-    this.window = Math.max(this.window, windowHint(pauseMs > 0 ? pauseMs : resetMs));
     return rate;
+  }
+
+  /** A refusal with no delay of the request sent at `sentAt` cut the rate: a refusal run may start there (-Infinity: a cut of another kind, no run). */
+  cutAt(sentAt: number): void {
+    this.#runFrom = sentAt;
+    this.#runLast = -Infinity;
+    this.#runWaitUntil = -Infinity;
+  }
+
+  /**
+   * A refusal with no delay of a request sent at `sentAt`, after the cut and with nothing sent
+   * since the cut accepted: the server refuses everything (a window used up, with no Retry-After).
+   * Cutting again on each would spiral to the floor and climb back for minutes; the answer is to
+   * wait and probe, each wait half the time refused so far. Returns the wait, ms (0 for a request
+   * sent before the last wait ended: that wait answered it already).
+   */
+  refusedInRun(sentAt: number, now: number): number {
+    if (sentAt < this.#runWaitUntil) return 0;
+    if (this.#runFrom === -Infinity) this.#runFrom = sentAt;
+    this.#runLast = Math.max(this.#runLast, sentAt);
+    const wait = Math.round(Math.min(BLOCK_MAX_MS, Math.max(BLOCK_MIN_MS, (now - this.#runFrom) * BLOCK_BACKOFF)));
+    this.#runWaitUntil = now + wait;
+    return wait;
+  }
+
+  /**
+   * The first request sent since the cut was accepted: a refusal run, if there was one, has ended.
+   * Everything sent from its start to its last refused send was refused, so the window is at least
+   * that long (when it is 2 s or more: a shorter run is a server's jitter, not a window).
+   */
+  acceptedAfterCut(): void {
+    if (this.#runLast !== -Infinity) this.window = Math.max(this.window, windowHint(this.#runLast - this.#runFrom));
+    this.#runFrom = this.#runLast = this.#runWaitUntil = -Infinity;
   }
 
   /** A pause until `until` was advised, after `sent` requests: later estimates start there. */
