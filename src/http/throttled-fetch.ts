@@ -87,12 +87,16 @@ function resolveFetch(config: ResolvedOptions): FetchLike {
   return fetchImpl;
 }
 
-async function runCall(config: ResolvedOptions, input: FetchInput, given: RequestInit | undefined, full: boolean): Promise<Response> {
-  const callerSignal = callerSignalOf(input, given);
+async function runCall(config: ResolvedOptions, given: FetchInput, givenInit: RequestInit | undefined, full: boolean): Promise<Response> {
+  // A URL (or any object but a Request) is read once, now, as fetch converts it to a string when
+  // called: a caller reusing one URL object for the next call, or a queued call, or a retry, would
+  // otherwise send whatever it says at that later time.
+  const input = typeof given === "string" || isRequest(given) ? given : `${given}`;
+  const callerSignal = callerSignalOf(input, givenInit);
   if (callerSignal?.aborted) throw abortReason(callerSignal);
   // What fetch would read now (it builds its Request synchronously): a queued call is sent as it
   // was made, whatever the caller does to their init object meanwhile.
-  const init = callInit(input, given);
+  const init = callInit(input, givenInit);
   const fetchImpl = resolveFetch(config); // read at call time: mocks installed after creation apply
   const state = new CallState(input, init);
   // The total timeout aborts whatever the call is doing: reading a Request's body, queueing, an
