@@ -292,6 +292,14 @@ export function grantsOnArrival(
 ): boolean {
   // Without priorities in play a newcomer at 0 or below goes last, behind a front that waits.
   if (priority <= 0 && queue.levels === null) return false;
+  // Whatever its rank, it goes now only if every policy allows it now. (The prediction alone is a
+  // lower bound: it assumes slots in flight end at once, and answered 0 with every slot busy —
+  // a ConcurrencyLimiter's `maxQueue` let any number queue once priorities were in play.)
+  const policies = queue.policies;
+  for (let i = 0; i < policies.length; i++) {
+    const n = amountAt(amounts, i, permits);
+    if (n !== 0 && policies[i]!.earliest(n, now) > now) return false;
+  }
   return gate.predict(queue, permits, now, amounts, priority, 0) === 0;
 }
 

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { FixedWindowLimiter, ManualClock, QueueFullError, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
+import { CombinedLimiter, ConcurrencyLimiter, FixedWindowLimiter, ManualClock, QueueFullError, SmoothLimiter, WindowLimiter } from "../../src/index.ts";
 import { track } from "../helpers.ts";
 import { Reach } from "../reach.ts";
 
@@ -36,6 +36,33 @@ describe("maxQueue with priorities", () => {
     expect(clock.now()).toBe(0);
     reservation.settle(1);
     await expect(limiter.reserve(1)).rejects.toBeInstanceOf(QueueFullError);
+  });
+
+  test("a ConcurrencyLimiter's maxQueue holds with priorities in play: only a newcomer a free slot takes now goes past it", async () => {
+    // Red-team (2026-11-27): with every slot busy, priorities [0, 1, 1, 1] all queued past maxQueue 1
+    // (the prediction, a lower bound, assumes work in flight ends at once and answered "now").
+    for (const limiter of [
+      new ConcurrencyLimiter({ limit: 1, maxQueue: 1 }),
+      new CombinedLimiter([new WindowLimiter({ limit: 100, interval: 1000 }), new ConcurrencyLimiter({ limit: 1 })], { maxQueue: 1 }),
+    ]) {
+      const held = await limiter.reserve(1);
+      const outcomes = [0, 1, 1, 1].map((priority) => limiter.reserve(1, { priority }).then(() => "granted", (e: unknown) => (e as Error).name));
+      await new Promise((resolve) => setImmediate(resolve));
+      held.release();
+      expect(await Promise.all(outcomes.slice(1))).toEqual(["QueueFullError", "QueueFullError", "QueueFullError"]);
+      expect(await outcomes[0]).toBe("granted");
+    }
+    // A slot free, a bigger ask waiting for two: a higher-priority newcomer for one fits now and goes.
+    const limiter = new ConcurrencyLimiter({ limit: 2, maxQueue: 1 });
+    const first = await limiter.reserve(1);
+    const big = limiter.reserve(2);
+    const urgent = await limiter.reserve(1, { priority: 1 });
+    expect(limiter.stats()).toMatchObject({ inFlight: 2, queued: 1 });
+    // No slot left: it would wait, and the queue is full.
+    await expect(limiter.reserve(1, { priority: 1 })).rejects.toBeInstanceOf(QueueFullError);
+    first.release();
+    urgent.release();
+    (await big).release();
   });
 
   test("property: refuses only callers that would wait, and admits the rest exactly as an unbounded twin grants them", async () => {
