@@ -70,14 +70,17 @@ export function rateOf(limiter: Limiter | undefined): Limiter | undefined {
 }
 
 function combination(rate: GatedLimiter, slots: GatedLimiter): CombinedLimiter {
+  // Callers queue on the combination, not on the user's limiter: its maxQueue, maxWait and aging
+  // carry over, or `maxConcurrent` would silently lift them.
+  const bounds = rate[INTERNALS].bounds;
   const names = rate instanceof CombinedLimiter ? rate.dimensionNames : null;
-  if (names === null) return new CombinedLimiter({ permits: rate, [SLOT]: slots });
+  if (names === null) return new CombinedLimiter({ permits: rate, [SLOT]: slots }, bounds);
   if (names.includes(SLOT)) {
     throw new TypeError(`\`maxConcurrent\` adds a dimension named "${SLOT}", which the limiter already has`);
   }
   const members: Record<string, GatedLimiter> = {};
   names.forEach((name, i) => (members[name] = (rate as CombinedLimiter).members[i]!));
-  return new CombinedLimiter({ ...members, [SLOT]: slots });
+  return new CombinedLimiter({ ...members, [SLOT]: slots }, bounds);
 }
 
 /**

@@ -55,6 +55,8 @@ export interface LimiterInternals {
   readonly policies: readonly Policy[];
   readonly queue: WaitQueue;
   readonly clock: Clock;
+  /** Its queue's bounds and aging, for a combination made in its place (the fetch's `maxConcurrent`). */
+  readonly bounds: { readonly maxQueue: number; readonly maxWait: number; readonly priorityAging: number };
   gate(): Gate;
   adopt(gate: Gate): void;
 }
@@ -123,6 +125,7 @@ export abstract class GatedLimiter implements Limiter {
       policies,
       queue: this.#queue,
       clock,
+      bounds: { maxQueue: this.#maxQueue, maxWait: this.#maxWait, priorityAging: this.#queue.aging },
       gate: () => self.#root(),
       adopt: (gate) => {
         self.#gate = gate;

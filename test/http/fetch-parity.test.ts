@@ -60,3 +60,24 @@ describe("a URL (or any object but a Request) is read when the call is made, as 
     expect(conversions).toBe(1);
   });
 });
+
+describe("maxConcurrent keeps the limiter's own bounds", () => {
+  test("maxQueue, maxWait and priorityAging of the limiter hold with maxConcurrent as without (a slot cap that never binds)", async () => {
+    // Red-team (2026-11-27): with maxConcurrent the attempts queued on a combination made with
+    // default bounds — nobody was refused, and priorities aged at the default pace.
+    const run = async (bounds: object, maxConcurrent: number | undefined) => {
+      const clock = new ManualClock();
+      const limiter = new WindowLimiter({ limit: 1, interval: 1000, clock, ...bounds });
+      const api = createThrottledFetch({ limiter, clock, retry: 0, ...(maxConcurrent !== undefined && { maxConcurrent }), fetch: async () => new Response(null, { status: 204 }) });
+      const outcomes = [0, 1, 2, 3, 4].map((i) =>
+        api(`https://x.test/${i}`, { priority: i === 4 ? "high" : "low" } as RequestInit).then(() => `${i}@${clock.now()}`, (e: Error) => `${i}:${e.name}`));
+      await clock.runUntil(Promise.all(outcomes));
+      return Promise.all(outcomes);
+    };
+    for (const bounds of [{ maxQueue: 1 }, { maxWait: 1500 }, { priorityAging: Infinity }, { priorityAging: 0 }]) {
+      const without = await run(bounds, undefined);
+      expect(await run(bounds, 4)).toEqual(without);
+    }
+    expect(await run({ maxQueue: 1 }, 4)).toEqual(["0@0", "1@1000", "2:QueueFullError", "3:QueueFullError", "4:QueueFullError"]);
+  });
+});
