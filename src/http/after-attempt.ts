@@ -10,7 +10,7 @@ import type { ThrottleEvent } from "./options.ts";
 import type { AdaptiveLimiter } from "../adaptive/limiter.ts";
 import { cancelBody } from "./held-response.ts";
 import type { ResolvedOptions } from "./options.ts";
-import { type AttemptOutcome, decideRetry, retryableByRule, type RetryDecision } from "./retry.ts";
+import { type AttemptOutcome, decideRetry, lastingError, retryableByRule, type RetryDecision } from "./retry.ts";
 import { pauseFor, pauseLimiter, readServerSignals } from "./throttle.ts";
 import { isThenable, quietly } from "../validate.ts";
 import { untilAborted } from "./timers.ts";
@@ -90,7 +90,7 @@ function byRule(config: ResolvedOptions, ctx: AttemptContext, outcome: AttemptOu
 function readAttempt(config: ResolvedOptions, ctx: AttemptContext): { outcome: AttemptOutcome; paused: number; throttle: ThrottleEvent | undefined } {
   const { result, attempt, key, limiter } = ctx;
   const response = result.response;
-  if (response === undefined) return { outcome: { kind: "error", timedOut: result.timedOut }, paused: 0, throttle: undefined };
+  if (response === undefined) return { outcome: { kind: "error", timedOut: result.timedOut, lasting: lastingError(result.error) }, paused: 0, throttle: undefined };
   let paused = 0;
   const signals = readServerSignals(response, {
     now: config.wallClock(),

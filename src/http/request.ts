@@ -179,10 +179,24 @@ class LeanCall implements PreparedCall {
   }
 }
 
+/** The members of `init` whose values the `Request` constructor checks, besides method, headers and body. */
+const CHECKED_MEMBERS = ["mode", "credentials", "cache", "redirect", "referrer", "referrerPolicy", "integrity", "keepalive", "priority", "window"] as const;
+
+function checkedMembers(init: RequestInit | undefined): RequestInit | undefined {
+  if (init === undefined || init === null) return undefined;
+  let members: Record<string, unknown> | undefined;
+  for (const key of CHECKED_MEMBERS) {
+    const value = (init as Record<string, unknown>)[key];
+    if (value !== undefined) (members ??= {})[key] = value;
+  }
+  return members;
+}
+
 /**
  * Prepares one call: its method, URL and `Request` view, and, when `idempotencyKey` is set and the
  * method is not idempotent, a key (unless the caller set one). Throws the `TypeError` fetch would
- * for an invalid URL, method or header, or for a GET with a body — before any permit is taken.
+ * for an invalid URL, method, header or other member of `init` (`mode: "navigate"`, an unknown
+ * `cache`…), or for a GET with a body — before any permit is taken.
  *
  * `eager` builds the `Request` now (the full path; needed anyway when a function option or the key
  * reads it). Otherwise a string or `URL` call that {@link leanValid} vouches for builds nothing
@@ -205,8 +219,11 @@ export function prepareCall(
     if (leanValid(url, method, init, plan)) return new LeanCall(method, url, init, body);
   }
   const headers = new Headers(init?.headers !== undefined && init.headers !== null ? init.headers : base?.headers);
-  // Built before the key is added only to normalise the method ("post" → "POST") and validate.
-  let request = new Request(url, { method: given, headers, body: body ?? null });
+  // Built before the key is added only to normalise the method ("post" → "POST") and validate — the
+  // other members too: an invalid `mode`, `cache`, `credentials`… throws fetch's TypeError here,
+  // before any permit is taken, rather than on every attempt.
+  const members = checkedMembers(init);
+  let request = new Request(url, { ...members, method: given, headers, body: body ?? null });
   let override: Headers | undefined;
   let hasIdempotencyKey = false;
   if (idempotencyKey !== undefined) {
@@ -219,7 +236,7 @@ export function prepareCall(
       headers.set(idempotencyKey.header, key);
       override = headers;
       hasIdempotencyKey = true;
-      request = new Request(url, { method: given, headers, body: body ?? null });
+      request = new Request(url, { ...members, method: given, headers, body: body ?? null });
     }
   }
   return { method: request.method, url: request.url, request, headers: override, hasIdempotencyKey };

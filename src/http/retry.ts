@@ -95,7 +95,27 @@ export type AttemptOutcome =
     readonly kind: "error";
     /** True when the attempt was cut off by the per-attempt `timeout`. */
     readonly timedOut: boolean;
+    /** True when the error will come again however often the request is sent (see {@link lastingError}). */
+    readonly lasting?: boolean;
   };
+
+/**
+ * True for an error that fetch gives a request that cannot succeed, so that retrying it only spends
+ * permits and time: undici's `fetch failed` whose cause carries no error code — a redirect refused
+ * by `redirect: "error"`, too many redirects, an integrity mismatch, an unsupported scheme, a
+ * blocked port. Network failures carry one (`ECONNREFUSED`, `ECONNRESET`, `UND_ERR_SOCKET`…) and are
+ * retried; so is anything else (a browser says only "Failed to fetch").
+ *
+ * @example
+ * ```ts
+ * lastingError(Object.assign(new TypeError("fetch failed"), { cause: new Error("unexpected redirect") })); // true
+ * ```
+ */
+export function lastingError(error: unknown): boolean {
+  if (!(error instanceof TypeError) || error.message !== "fetch failed") return false;
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error && !(cause instanceof AggregateError) && (cause as { code?: unknown }).code === undefined;
+}
 
 /**
  * Why an attempt was not retried (`ResponseEvent.reason`).
@@ -193,7 +213,7 @@ export function isThrottled(outcome: AttemptOutcome): boolean {
  * ```
  */
 export function retryableByRule(outcome: AttemptOutcome, idempotent: boolean, policy: RetryPolicy): boolean {
-  if (outcome.kind === "error") return idempotent;
+  if (outcome.kind === "error") return idempotent && outcome.lasting !== true;
   if (!policy.statusCodes.has(outcome.status)) return false;
   return idempotent || isThrottled(outcome);
 }

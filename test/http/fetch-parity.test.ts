@@ -1,6 +1,7 @@
 // The throttled fetch against fetch's own semantics, case by case (red-team findings, 2026-11-27).
 import { describe, expect, test } from "vitest";
 import { createThrottledFetch, ManualClock, WindowLimiter } from "../../src/index.ts";
+import { respond, startServer } from "./support/servers.ts";
 
 describe("a URL (or any object but a Request) is read when the call is made, as fetch reads it", () => {
   test("a pagination loop reusing one URL object requests every page, queued or not", async () => {
@@ -79,5 +80,59 @@ describe("maxConcurrent keeps the limiter's own bounds", () => {
       expect(await run(bounds, 4)).toEqual(without);
     }
     expect(await run({ maxQueue: 1 }, 4)).toEqual(["0@0", "1@1000", "2:QueueFullError", "3:QueueFullError", "4:QueueFullError"]);
+  });
+});
+
+describe("requests that cannot succeed fail as fetch fails them, once", () => {
+  test("an invalid mode, cache, credentials, redirect or window: fetch's TypeError before any permit is taken, nothing sent", async () => {
+    // Red-team (2026-11-27): `mode: "navigate"` took a permit per attempt and was retried three
+    // times (1.3 s), using up a shared window of 3 before the TypeError came.
+    const limiter = new WindowLimiter({ limit: 3, interval: 60_000 });
+    let sent = 0;
+    const api = createThrottledFetch({ limiter, fetch: async () => (sent++, new Response("ok")) });
+    for (const init of [{ mode: "navigate" }, { cache: "bogus" }, { credentials: "bogus" }, { redirect: "bogus" }, { window: {} }, { cache: "only-if-cached" }]) {
+      let expected: unknown;
+      try {
+        new Request("https://api.test/x", init as RequestInit);
+      } catch (error) {
+        expected = error;
+      }
+      expect(expected, JSON.stringify(init)).toBeInstanceOf(TypeError);
+      await expect(api("https://api.test/x", init as RequestInit)).rejects.toThrow(new TypeError((expected as Error).message));
+    }
+    expect(sent).toBe(0);
+    expect(limiter.stats().granted).toBe(0);
+    // Valid members still reach fetch as given.
+    await api("https://api.test/x", { mode: "cors", cache: "no-store", credentials: "omit", redirect: "manual" });
+    expect(sent).toBe(1);
+  });
+
+  test("fetch's own lasting failures (a refused redirect, a redirect loop, an integrity mismatch, an unknown scheme) are not retried; network failures are", async () => {
+    const failWith = (cause: Error) => Object.assign(new TypeError("fetch failed"), { cause });
+    const run = async (cause: Error) => {
+      let attempts = 0;
+      const api = createThrottledFetch({ limit: 100, interval: 1000, random: () => 0, retry: { backoff: { base: 1, cap: 1 } }, fetch: async () => {
+        attempts++;
+        throw failWith(cause);
+      } });
+      await expect(api("https://api.test/x")).rejects.toThrow("fetch failed");
+      return attempts;
+    };
+    for (const message of ["unexpected redirect", "redirect count exceeded", "integrity mismatch", "unknown scheme", "bad port"]) {
+      expect(await run(new Error(message)), message).toBe(1);
+    }
+    expect(await run(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }))).toBe(3);
+    expect(await run(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }))).toBe(3);
+  });
+
+  test("against a real server: redirect: 'error' reaches it once, as with fetch (three times before)", async () => {
+    const server = await startServer((_req, res) => respond(res, 301, { location: "/elsewhere" }));
+    try {
+      const api = createThrottledFetch({ limit: 100, interval: 1000, retry: { backoff: { base: 1, cap: 1 } } });
+      await expect(api(`${server.url}/moved`, { redirect: "error" })).rejects.toThrow(TypeError);
+      expect(server.arrivals.length).toBe(1);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -32,7 +32,8 @@ const quoting: [string, (input: unknown, init?: RequestInit) => never][] = [
     throw new TypeError(`request to ${String(input)} failed`);
   }],
   ["percent-encoded URL in a cause", (input) => {
-    throw new TypeError("fetch failed", { cause: new Error(`connect ${encodeURIComponent(String(input))}`) });
+    // As undici's network failures do, the cause carries a code (one without is a lasting failure: not retried).
+    throw new TypeError("fetch failed", { cause: Object.assign(new Error(`connect ${encodeURIComponent(String(input))}`), { code: "ECONNREFUSED" }) });
   }],
   ["query value and header values in an AggregateError's errors", (_input, init) => {
     const h = new Headers(init?.headers);
