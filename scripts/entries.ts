@@ -39,7 +39,7 @@ export const ENTRIES: readonly EntryPoint[] = [
   // are the size measured on 2026-11-23 plus about 3 % (1 % here), so growth is caught; raised on
   // 2026-11-27 evening by the red-team fixes (async hooks, a fetch that ignores its signal, seeded
   // jitter, ManualClock.hold, option checks): every entry 0.2–0.4 KiB.
-  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 35.3 * 1024 },
+  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 35.9 * 1024 },
   // ManualClock alone is under 1 KiB (tree-shaken); with every simulated server and vendor simulator, 8.5 KiB;
   // 10.5 KiB on 2026-11-27 (option checks of the simulators, ManualClock.hold).
   { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 10.9 * 1024 },
@@ -51,17 +51,17 @@ export const ENTRIES: readonly EntryPoint[] = [
   // (2026-11-23); a user of it imports most of that from the main entry anyway, for the limiter. 25.6 KiB
   // on 2026-11-27 after the red-team fixes (adaptive options, the slot idle timer from the headers);
   // 27.2 later that day, with GatedLimiter and KeyedLimiter exported as values (the types said so).
-  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 27.7 * 1024 },
+  { subpath: "./undici", source: "src/undici.ts", runtime: "node", peers: ["undici"], sizeBudget: 28.1 * 1024 },
   // The profiles with their building blocks (header readers, estimators, the SSE tap) and the limiters they
   // build (window, combination, concurrency, keyed): 20.0 KiB (2026-11-23; 16.5 before the fetch-reserve
   // merge: the limiters grew); a user imports most of that from the main entry anyway.
   // 23.8 KiB on 2026-11-27 (tryAcquire ahead of lower-priority waiters, limiter fixes).
-  { subpath: "./vendors", source: "src/vendors.ts", runtime: "web", sizeBudget: 24.3 * 1024 },
+  { subpath: "./vendors", source: "src/vendors.ts", runtime: "web", sizeBudget: 24.5 * 1024 },
   // The Redis store and its adapters, with the limiters they back: 24.2 KiB (2026-11-23); 28.9 KiB on
   // 2026-11-27 with GatedLimiter, LimiterEvents, Reservation and SluiceError exported as values (the
   // types said so); 29.5 KiB that evening (pauses held through outages, local-share callers handed
   // back to Redis).
-  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 29.8 * 1024 },
+  { subpath: "./redis", source: "src/redis.ts", runtime: "node", peers: ["ioredis", "redis"], sizeBudget: 30.1 * 1024 },
   // Web: the OpenTelemetry API runs in browsers, Deno and Bun too, and this entry imports nothing
   // (the Meter is typed structurally), so its code is held to the web-standard check. 2.9 KiB with
   // what it imports (argument checks); most of it is the metric names and descriptions.
