@@ -7,13 +7,14 @@
  */
 import type { Clock, TimerHandle } from "../clock.ts";
 import { armSlotTimer, clearSlotTimer } from "./slot-timers.ts";
+import { rebuiltResponse } from "./rebuilt-response.ts";
 
 /**
  * The response with a body that reports its end once — fully read, cancelled or errored (also while
  * nobody reads it) — or after `idleMs` ms in which no read was made or pending (the body stays
  * readable then; `ended` is told `idle: true`). A response without a body
  * (or one a `Response` cannot be rebuilt with) reports at once and is returned as is. The copy keeps
- * the status, headers, `url` and `redirected` of the original. @internal
+ * the status, headers, `url`, `redirected` and `type` of the original (see `rebuilt-response.ts`). @internal
  *
  * @example
  * ```ts
@@ -82,9 +83,5 @@ export function trackBody(response: Response, ended: (idle: boolean) => void, cl
       return reader.cancel(reason);
     },
   }, { highWaterMark: 0 });
-  const copy = new Response(stream, { status: response.status, statusText: response.statusText, headers: response.headers });
-  for (const name of ["url", "redirected", "type"] as const) {
-    Object.defineProperty(copy, name, { value: response[name], enumerable: true });
-  }
-  return copy;
+  return rebuiltResponse(response, stream);
 }

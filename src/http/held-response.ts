@@ -18,6 +18,7 @@
  */
 import type { Clock } from "../clock.ts";
 import { startTimer } from "./timers.ts";
+import { rebuiltResponse } from "./rebuilt-response.ts";
 
 /**
  * The drain bound for a retried response's body: read to its end when it is at most `bytes` long
@@ -56,16 +57,6 @@ export function cancelBody(response: Response): void {
 /** Statuses `new Response()` accepts with a body: a rebuilt response must be constructible. */
 function rebuildable(response: Response): boolean {
   return response.status >= 200 && response.status <= 599 && ![204, 205, 304].includes(response.status);
-}
-
-/** A new Response with `body`, and the original's status, headers, url, redirected and type. */
-function rebuild(original: Response, body: BodyInit | null): Response {
-  const copy = new Response(body, { status: original.status, statusText: original.statusText, headers: original.headers });
-  // Response's own getters are not writable; own properties shadow them for the caller.
-  for (const key of ["url", "redirected", "type"] as const) {
-    Object.defineProperty(copy, key, { value: original[key], enumerable: false, configurable: true });
-  }
-  return copy;
 }
 
 /**
@@ -116,11 +107,11 @@ export async function holdForRetry(response: Response, clock: Clock, signal?: Ab
     timer.cancel();
     signal?.removeEventListener("abort", onAbort);
   }
-  if (complete) return { response: rebuild(response, new Blob(chunks as BlobPart[])), discard: () => {} };
+  if (complete) return { response: rebuiltResponse(response, new Blob(chunks as BlobPart[])), discard: () => {} };
   // Not all here: keep what was read and the unread rest, in order.
   let discarded = false;
   return {
-    response: rebuild(response, resumedStream(chunks, pending, reader)),
+    response: rebuiltResponse(response, resumedStream(chunks, pending, reader)),
     discard() {
       if (discarded) return;
       discarded = true;

@@ -136,3 +136,42 @@ describe("requests that cannot succeed fail as fetch fails them, once", () => {
     }
   });
 });
+
+describe("a response rebuilt around its body (maxConcurrent, a refused retry) is fetch's to the caller", () => {
+  const view = (r: Response) => {
+    let headers = "mutable";
+    try {
+      r.headers.set("x-added", "1");
+    } catch (error) {
+      headers = (error as Error).name;
+    }
+    const clone = r.clone();
+    return { status: r.status, url: r.url, redirected: r.redirected, type: r.type, ownKeys: Object.keys(r), headers, clone: { url: clone.url, redirected: clone.redirected, type: clone.type, status: clone.status } };
+  };
+
+  test("url, redirected, type and immutable headers, on the prototype (no own keys), kept by clone()", async () => {
+    // Red-team (2026-11-27): clone() gave url "", redirected false, type "default"; the headers
+    // could be changed; Object.keys listed url, redirected and type.
+    const server = await startServer((req, res) => {
+      if (req.url === "/old") respond(res, 302, { location: "/new" });
+      else if (req.url === "/flaky") respond(res, 500, {}, "boom");
+      else respond(res, 200, {}, "hello");
+    });
+    try {
+      const expected = view(await fetch(`${server.url}/old`));
+      expect(expected).toMatchObject({ redirected: true, headers: "TypeError", ownKeys: [] });
+      const capped = createThrottledFetch({ limit: 1000, interval: 1000, maxConcurrent: 4 });
+      const response = await capped(`${server.url}/old`);
+      expect(view(response)).toEqual(expected);
+      expect(await response.text()).toBe("hello");
+      // A refused retry hands back the response it had: the same.
+      const refusing = createThrottledFetch({ limiter: new WindowLimiter({ limit: 1, interval: 60_000 }), maxWait: 5_000, retry: { backoff: { base: 10 } } });
+      const expected500 = view(await fetch(`${server.url}/flaky`));
+      const held = await refusing(`${server.url}/flaky`);
+      expect(view(held)).toEqual(expected500);
+      expect(await held.text()).toBe("boom");
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * A response rebuilt around a new body (a drained one held for a refused retry, one that reports
+ * its end for `maxConcurrent`), indistinguishable from the original to the caller: the same status,
+ * headers object (immutable, as fetch's are), `url`, `redirected` and `type` — on the prototype, so
+ * it has no own keys — and a `clone()` that keeps them.
+ *
+ * @module
+ */
+
+type Rebuild = new (body: BodyInit | null, original: Response) => Response;
+let RebuiltResponse: Rebuild | undefined;
+
+/**
+ * Each rebuilt response's original. Not a private field: the `Response` constructor itself reads
+ * `headers` on some runtimes (undici), before a subclass's fields exist — it sees its own then.
+ */
+const ORIGINAL = new WeakMap<Response, Response>();
+
+/** Made on first use: `Response` is read when a response is rebuilt, not when the module loads. */
+function rebuiltClass(): Rebuild {
+  return RebuiltResponse ??= class extends Response {
+    constructor(body: BodyInit | null, original: Response) {
+      super(body, { status: original.status, statusText: original.statusText, headers: original.headers });
+      ORIGINAL.set(this, original);
+    }
+
+    override get url(): string {
+      const original = ORIGINAL.get(this);
+      return original === undefined ? super.url : original.url;
+    }
+
+    override get redirected(): boolean {
+      const original = ORIGINAL.get(this);
+      return original === undefined ? super.redirected : original.redirected;
+    }
+
+    override get type(): ResponseType {
+      const original = ORIGINAL.get(this);
+      return original === undefined ? super.type : original.type;
+    }
+
+    override get headers(): Headers {
+      const original = ORIGINAL.get(this);
+      return original === undefined ? super.headers : original.headers;
+    }
+
+    override clone(): Response {
+      const original = ORIGINAL.get(this);
+      const copy = super.clone();
+      return original === undefined ? copy : new (rebuiltClass())(copy.body, original);
+    }
+  };
+}
+
+/**
+ * `original` with `body` in place of its own. @internal
+ *
+ * @example
+ * ```ts
+ * const copy = rebuiltResponse(response, bytes); // copy.url === response.url, copy.headers === response.headers
+ * ```
+ */
+export function rebuiltResponse(original: Response, body: BodyInit | null): Response {
+  return new (rebuiltClass())(body, original);
+}
