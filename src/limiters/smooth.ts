@@ -148,11 +148,16 @@ export class SmoothPolicy implements AdjustablePolicy {
    * than the exact answer.
    */
   adjust(delta: number, _grantedAt: number, mark: number, now: number): void {
+    const since = this.#taken - mark;
     if (delta > 0) {
+      const [from, permits] = [this.#lastFrom, this.#lastPermits];
       this.take(delta, now);
+      // The last grant's own debt: it cost that much more, paid from the same point — what
+      // `setLimit` re-prices whole (red-team, 2026-11-27: the debt alone was re-priced, and the
+      // next caller went at 0.7 s, not 1 s).
+      if (since === 0) [this.#lastFrom, this.#lastPermits] = [from, permits + delta];
       return;
     }
-    const since = this.#taken - mark;
     const t = since > 0 ? this.#lastTake : now;
     const [floorAnchor, floorCount] = this.#pausedUntil > t - (this.#burst * this.#interval) / this.#limit
       ? [this.#pausedUntil, since]

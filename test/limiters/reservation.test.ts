@@ -84,6 +84,20 @@ describe("SmoothLimiter.reserve(): refunds move the debt back, extra cost is deb
     await clock.advance(10_000);
     expect(granted.at).toBe(500);
   });
+  test("setLimit after the last grant settled with debt re-prices all it cost, reserved and debt", async () => {
+    // Red-team (2026-11-27): the debt was re-priced alone, the reserved part kept the old spacing
+    // (next at 700 instead of 1000).
+    const clock = new ManualClock();
+    const limiter = new SmoothLimiter({ limit: 10, interval: 1000, clock }); // spacing 100 ms
+    const r = await limiter.reserve(3); // at 0
+    await clock.advance(50);
+    r.settle(5); // cost 5: paid from 0 to 500 at the old rate
+    await clock.advance(50);
+    limiter.setLimit({ limit: 5 }); // 5 permits × 200 ms from 0
+    const granted = track(clock, limiter.acquire());
+    await clock.advance(10_000);
+    expect(granted.at).toBe(1000);
+  });
   test("setLimit after a refund of an earlier grant re-prices the last one from where it is now paid from", async () => {
     const clock = new ManualClock();
     const limiter = new SmoothLimiter({ limit: 1, interval: 1000, burst: 3, clock }); // full: from -3000
