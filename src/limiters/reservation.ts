@@ -102,7 +102,9 @@ class ReserveWaiter extends Waiter {
 /**
  * A reservation dropped without being settled stops counting as open once collected (its cost stays
  * counted in full): an open one keeps its limiter from being evicted by a `KeyedLimiter`, so that a
- * later settle — debt above all — lands on the limiter that callers of the key still use.
+ * later settle — debt above all — lands on the limiter that callers of the key still use. Not one
+ * that holds concurrency slots: those stay held for good, and it stays in `inFlight` with them
+ * (red-team, 2026-11-27: `inFlight` fell to 0 at a collection while the slot stayed taken).
  */
 const dropped = new FinalizationRegistry<WaitQueue>((queue) => {
   addInFlight(queue, -1);
@@ -144,7 +146,7 @@ export class Reservation {
   /** @internal made by the limiter at the grant. */
   constructor(ask: Ask, grantedAt: number, marks: readonly number[]) {
     addInFlight(ask.context.queue, +1); // open: in flight until settled (see `stats().inFlight`)
-    dropped.register(this, ask.context.queue, this);
+    if (!ask.context.queue.slots) dropped.register(this, ask.context.queue, this);
     this.#ask = ask;
     this.grantedAt = grantedAt;
     this.permits = ask.asked;

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import {
   combine,
+  ConcurrencyLimiter,
   FixedWindowLimiter,
   KeyedLimiter,
   type Limiter,
@@ -322,5 +323,37 @@ describe("KeyedLimiter: an evicted limiter nobody holds is let go", () => {
       keyed.get("other"); // evicts "a" again for the next try
     }
     expect(made).toBe(3); // "a", "other", and a fresh "a"
+  });
+});
+
+describe("a reservation dropped without settling", () => {
+  test("that holds a concurrency slot stays in stats().inFlight when collected, as its slot stays held", async () => {
+    const { setFlagsFromString } = await import("node:v8");
+    const { runInNewContext } = await import("node:vm");
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const clock = new ManualClock();
+    const slots = new ConcurrencyLimiter({ limit: 1, clock });
+    const keyed = new KeyedLimiter({ clock, create: () => new ConcurrencyLimiter({ limit: 1, clock }) });
+    const rate = new SmoothLimiter({ limit: 10, clock });
+    await (async () => {
+      await slots.reserve(1); // dropped: never released
+      await keyed.reserve("a", 1);
+      await rate.reserve(1);
+    })();
+    // Collected once the rate limiter's one stops counting (the proof a collection ran).
+    for (let i = 0; i < 10 && rate.stats().inFlight !== 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      gc();
+    }
+    expect(rate.stats().inFlight).toBe(0);
+    // Red-team (2026-11-27): 0 after a collection, while a second reserve still waited for the slot.
+    expect(slots.stats().inFlight).toBe(1);
+    expect(keyed.stats("a").inFlight).toBe(1);
+    const waiting = track(clock, slots.reserve(1));
+    await clock.advance(1000);
+    expect(waiting.at).toBeUndefined();
+    // (A rate limiter's dropped reservation stops counting as open — its permits stay counted —
+    // so that it never pins its key in a KeyedLimiter.)
   });
 });
