@@ -16,7 +16,7 @@ import { isResponse, planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
 import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import type { FetchInput, FetchLike, ResolvedOptions } from "./options.ts";
-import { scrubError, scrubText } from "./redact.ts";
+import { scrubError } from "./redact.ts";
 import { attemptInit, prepareCall } from "./request.ts";
 import { startFlight } from "./in-flight.ts";
 import { anySignal, sleep, startTimer, type Timer, untilAborted } from "./timers.ts";
@@ -53,14 +53,9 @@ export async function runAttempts(
   const planned = planBody(input, init, policy.limit > 0, callSignal);
   const plan = planned instanceof Promise ? await planned : planned;
   if (callSignal?.aborted) throw abortReason(callSignal);
-  let call: ReturnType<typeof prepareCall>;
-  try {
-    call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods, full || !config.lean);
-  } catch (error) {
-    // fetch's TypeError for an invalid request may quote the URL: keep the type, drop credentials.
-    if (error instanceof TypeError) throw new TypeError(scrubText(error.message, state.secrets()));
-    throw error;
-  }
+  // fetch's TypeError for an invalid request (quoting the URL, with a `cause` that holds it) goes up
+  // as it is: the call scrubs it in place, cause included (see `runCall`).
+  let call = prepareCall(input, init, plan, config.idempotencyKey, policy.methods, full || !config.lean);
   state.prepared = call;
   const idempotent = policy.methods.has(call.method) || call.hasIdempotencyKey;
   const replayable = plan.kind !== "streamed";

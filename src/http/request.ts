@@ -70,7 +70,12 @@ function copyHeaders(headers: unknown): HeadersInit {
   const record: Record<string, string> = {};
   for (const name of Object.keys(headers)) {
     const value = (headers as Record<string, unknown>)[name];
-    record[name] = typeof value === "string" ? value : String(value);
+    // A template, not String(): a Symbol throws fetch's TypeError rather than being sent as "Symbol(…)".
+    record[name] = typeof value === "string" ? value : `${value as string}`;
+  }
+  // fetch reads a record's own enumerable keys, symbols too, and refuses those.
+  for (const key of Object.getOwnPropertySymbols(headers)) {
+    if (Object.prototype.propertyIsEnumerable.call(headers, key)) throw new TypeError(`Headers: a header name must be a string, got ${String(key)}`);
   }
   return record;
 }

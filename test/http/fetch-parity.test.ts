@@ -175,3 +175,24 @@ describe("a response rebuilt around its body (maxConcurrent, a refused retry) is
     }
   });
 });
+
+describe("what fetch refuses, refused the same way", () => {
+  test("an invalid or relative URL: fetch's TypeError with its cause (scrubbed in place), not a copy without it", async () => {
+    const api = createThrottledFetch({ limit: 10, fetch: async () => new Response("x") });
+    const error = await api("/api/items").catch((e: unknown) => e) as TypeError & { cause?: { code?: string; input?: string } };
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error.message).toBe("Failed to parse URL from /api/items");
+    expect(error.cause).toMatchObject({ code: "ERR_INVALID_URL", input: "/api/items" });
+    // Secrets are scrubbed down the cause chain.
+    const secret = await api("http://user:pw1234567@[bad/x?token=SECRET123").catch((e: unknown) => e) as TypeError & { cause?: { input?: string } };
+    expect(`${secret.message} ${secret.cause?.input}`).not.toMatch(/SECRET123|pw1234567/);
+  });
+
+  test("a Symbol header value or key: a TypeError, nothing sent (it was sent as \"Symbol(s)\", or the key dropped)", async () => {
+    let sent = 0;
+    const api = createThrottledFetch({ limit: 10, fetch: async () => (sent++, new Response("x")) });
+    await expect(api("https://api.test/", { headers: { "x-s": Symbol("s") } as unknown as HeadersInit })).rejects.toBeInstanceOf(TypeError);
+    await expect(api("https://api.test/", { headers: { "x-ok": "1", [Symbol("k")]: "v" } as unknown as HeadersInit })).rejects.toBeInstanceOf(TypeError);
+    expect(sent).toBe(0);
+  });
+});
