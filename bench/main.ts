@@ -111,7 +111,8 @@ interface Collected {
   scheduler?: SchedulerResult;
 }
 
-type Check = [target: string, measured: string, met: boolean | undefined];
+/** Met, missed, not measured (`undefined`), or "unresolved": the run's per-round spread straddles the target. */
+type Check = [target: string, measured: string, met: boolean | "unresolved" | undefined];
 
 /** The issue's targets against this run's figures; never adjusted to pass. */
 function targets(c: Collected, cfg: Config): Check[] {
@@ -164,7 +165,12 @@ function targets(c: Collected, cfg: Config): Check[] {
     for (const mode of MODES) {
       for (const [id, what] of [["sluice", "throttled fetch, defaults"], ["agent-throttle", "undici interceptor vs plain Agent"]] as const) {
         const over = overheadOf(c.http, mode, id);
-        checks.push([`HTTP overhead ≤ 5 % — ${what}, ${mode}`, over === undefined ? "not measured" : percent(over), over === undefined ? undefined : over <= 0.05]);
+        // Met or missed only when the middle half of the per-round ratios is on one side of 5 %: a
+        // median alone flipped between runs (red-team audit, 2026-11-27: +5.6 % ✘, then +4.4 % ✔).
+        const iqr = c.http.spread?.[mode][id];
+        const met = over === undefined ? undefined : iqr === undefined ? over <= 0.05 : iqr[1] <= 0.05 ? true : iqr[0] > 0.05 ? false : "unresolved";
+        const measured = over === undefined ? "not measured" : iqr === undefined ? percent(over) : `${percent(over)} (middle half ${percent(iqr[0])} … ${percent(iqr[1])})`;
+        checks.push([`HTTP overhead ≤ 5 % — ${what}, ${mode}`, measured, met]);
       }
     }
   }
@@ -295,7 +301,7 @@ async function main(): Promise<void> {
       "",
       "Measured, not tuned: a missed target is reported with the figure.",
       "",
-      table(["Target", "Measured", "Met"], checks.map(([t, m, ok]) => [t, m, ok === undefined ? "—" : ok ? "✔ yes" : "✘ **no**"])),
+      table(["Target", "Measured", "Met"], checks.map(([t, m, ok]) => [t, m, ok === undefined ? "—" : ok === "unresolved" ? "≈ not resolved (the middle half of the rounds straddles it)" : ok ? "✔ yes" : "✘ **no**"])),
       "",
     );
   }

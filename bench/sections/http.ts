@@ -171,7 +171,7 @@ export interface HttpResult {
    */
   cpu: Record<Mode, Record<string, number | undefined>>;
   /**
-   * sluice's own CPU cost per call, µs (median over rounds, 100 calls at a time): the throttled
+   * sluice's own time per call, µs, wall clock (median over rounds, 100 calls at a time): the throttled
    * fetch with a `fetch` that answers at once, minus that `fetch` alone — what the wrapper costs
    * with no network noise, the figure the issue's tester gave as 7–10 µs.
    */
@@ -330,7 +330,7 @@ export function httpMarkdown(r: HttpResult, o: HttpOptions): string {
     "",
     "![HTTP overhead](http.svg)",
     "",
-    `sluice's own CPU cost per call, with a \`fetch\` that answers at once (100 calls at a time, minus that fetch alone, median of ${o.rounds} rounds): ` +
+    `sluice's own time per call, wall clock, on a warm long-lived client with a \`fetch\` that answers at once (100 calls at a time, minus that fetch alone, median of ${o.rounds} rounds; \`bench/fetch-cpu.ts\` measures process CPU, GC included, and a fresh client): ` +
       `${num(r.ownCost.defaults)} µs with the defaults, ${num(r.ownCost.timeout)} µs with \`timeout: 60_000\`. ` +
       "Over a real socket the difference between the two is mostly fetch's own handling of an `AbortSignal` (compare \"raw `fetch` + signal\").",
     "",
