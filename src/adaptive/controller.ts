@@ -359,7 +359,10 @@ export class AdaptiveController {
       const next = floor(base * cutFactor(this.#o.decrease, Math.max(measured, base), rate));
       this.#phase = "curve";
       if (next < this.#searchFrom) {
-        // Never below where the search started (that rate held a step): its plateau from there.
+        // Never below where the search started (that rate held a step): its plateau from there —
+        // even when a cut since left the rate below it. (Held to the rate at the cut instead, as a
+        // property test's sequence suggested on 2026-11-27, a server's burst hid the limit: told
+        // 2× too much, nginx without burst took 44–47 s, not 3–4, to reach 90 % of its rate.)
         this.#startCurve(this.#searchFrom);
         this.#curveTime = this.#curveK;
         return this.#set(this.#searchFrom, "throttled", now, true);

@@ -65,6 +65,8 @@ export class PauseWindows {
   #runLast = -Infinity;
   /** When the run's last wait ends: a refusal of a request sent before it was answered by that wait. */
   #runWaitUntil = -Infinity;
+  /** The window the last run of 2 s or more implied (0: none yet), waiting for a second to confirm it. */
+  #runHint = 0;
 
   /**
    * A throttle of the request `tag` with a delay of `pauseMs` (or `resetMs` when only a reset was
@@ -120,11 +122,18 @@ export class PauseWindows {
 
   /**
    * The first request sent since the cut was accepted: a refusal run, if there was one, has ended.
-   * Everything sent from its start to its last refused send was refused, so the window is at least
-   * that long (when it is 2 s or more: a shorter run is a server's jitter, not a window).
+   * Everything sent from its start to its last refused send was refused, so a window would be at
+   * least that long (when it is 2 s or more: a shorter run is a server's jitter, not a window). One
+   * run may as well be an outage or a storm of 429s at startup; a window shows itself again, so the
+   * window is read from the second run on (review, 2026-11-27: a 20-s storm at startup, read as a
+   * window, held a 10/s server's rate near 1/s for minutes).
    */
   acceptedAfterCut(): void {
-    if (this.#runLast !== -Infinity) this.window = Math.max(this.window, windowHint(this.#runLast - this.#runFrom));
+    const hint = this.#runLast === -Infinity ? 0 : windowHint(this.#runLast - this.#runFrom);
+    if (hint > 0) {
+      if (this.#runHint > 0) this.window = Math.max(this.window, this.#runHint, hint);
+      this.#runHint = hint;
+    }
     this.#runFrom = this.#runLast = this.#runWaitUntil = -Infinity;
   }
 

@@ -12,7 +12,7 @@ import { FixedWindowServer } from "../../src/testing/fixed-window.ts";
 import { LeakyBucketServer } from "../../src/testing/leaky-bucket.ts";
 import { SlidingLogServer } from "../../src/testing/sliding-log.ts";
 import { TokenBucketServer } from "../../src/testing/token-bucket.ts";
-import type { ServerModel } from "../../src/testing/decision.ts";
+import { decision, resolveHeaders, type ServerModel } from "../../src/testing/decision.ts";
 import { describe as figures, type SimResult, simulate } from "./simulation.ts";
 
 const R = 10;
@@ -169,16 +169,16 @@ describe("harder cases", () => {
     expect(r.utilisation).toBeGreaterThanOrEqual(0.9);
   });
 
-  test("per-minute windows whose 429s name no delay: waits through the refusal run, infers the window from it, 81–99 % of the rate (31–85 % before)", async () => {
+  test("per-minute windows whose 429s name no delay: waits through the refusal run, infers the window from a second one, 88–99 % of the rate (31–85 % before)", async () => {
     // Before the refusal runs, each 429 of a window used up cut again (one cut per round trip,
     // down to the floor), and the cubic curve took minutes to climb back: 31–62 % of a fixed
     // window's rate at 20–80 ms of latency, 77–85 % of a sliding log's. Now the run is waited
     // through, its length is the window, and the next cut is sized by what one window accepted.
-    // The 429s are mostly the first window's, while slow start overshoots (pinned, not targets:
-    // 4–8 % over the run, up to 2.4 % in the second half at 0–2 s of latency).
+    // The 429s are mostly the first windows', while slow start overshoots and until a second run
+    // confirms the window (pinned, not targets: 4–11 % over the run, up to 2.4 % in the second half).
     const cases = [
       ["60/min fixed window", (seed: number) => new FixedWindowServer({ limit: 60, interval: 60_000, phase: "random", seed, headers: [] }), 1, [{ min: 20, max: 80 }, { min: 0, max: 2000 }], 0.9],
-      ["60/min sliding log", () => new SlidingLogServer({ limit: 60, interval: 60_000, headers: [] }), 1, [{ min: 20, max: 80 }, { min: 0, max: 2000 }], 0.8],
+      ["60/min sliding log", () => new SlidingLogServer({ limit: 60, interval: 60_000, headers: [] }), 1, [{ min: 20, max: 80 }, { min: 0, max: 2000 }], 0.85],
       ["600/min fixed window", (seed: number) => new FixedWindowServer({ limit: 600, interval: 60_000, phase: "random", seed, headers: [] }), 10, [{ min: 20, max: 80 }], 0.95],
     ] as const;
     for (const [name, make, realRate, latencies, share] of cases) {
@@ -187,12 +187,37 @@ describe("harder cases", () => {
           const r = await simulate({ server: make(seed), realRate, callers: 10, duration: 1_800_000, latency, seed, viaFetch: true, from: 60_000 });
           console.info(`${name}, no Retry-After, latency ${latency.min}–${latency.max} ms, seed ${seed}: ${figures(r)}`);
           expect(r.utilisation).toBeGreaterThanOrEqual(share);
-          expect(r.share429).toBeLessThanOrEqual(0.08);
+          expect(r.share429).toBeLessThanOrEqual(0.11);
           expect(r.steady429).toBeLessThanOrEqual(0.025);
           // The window was inferred from a run (60 s, or a run nearly as long), not left at the probe step.
           expect(r.limiters[0]!.controller.step).toBeGreaterThanOrEqual(30_000);
         }
       }
+    }
+  });
+
+  test("one run of bare 429s (a storm at startup, an outage) is no window: the rate is back within a minute, the probe step stays 1 s", async () => {
+    // Review (2026-11-27): the first version read any run of 2 s or more as the server's window; a
+    // 20-s storm then held a 10/s token bucket near 1/s for minutes (9–15 % of its rate after the
+    // storm, probe step 16–50 s). A window shows itself again: it is read from a second run on.
+    for (const c of [
+      { name: "20-s storm at startup, told 50/s", at: 0, len: 20_000, adaptive: { maxRate: 50 }, share: 0.9 },
+      { name: "20-s storm at startup, told nothing", at: 0, len: 20_000, adaptive: {}, share: 0.75 },
+      { name: "60-s outage at 60 s, told nothing", at: 60_000, len: 60_000, adaptive: {}, share: 0.85 },
+    ]) {
+      const bucket = new TokenBucketServer({ limit: 10, headers: [] });
+      const h = resolveHeaders({ headers: [] });
+      const server: ServerModel = {
+        decide: (now: number, cost?: number) => now >= c.at && now < c.at + c.len
+          ? decision(h, now, { allowed: false, retryAfterMs: c.at + c.len - now, limit: 10, remaining: 0, resetMs: 1000, windowMs: 1000 })
+          : bucket.decide(now, cost),
+      };
+      const end = c.at + c.len;
+      const r = await simulate({ server, realRate: 10, callers: 50, duration: end + 240_000, adaptive: c.adaptive, from: end, seed: 1 });
+      console.info(`${c.name}, then a 10/s token bucket: ${figures(r)}`);
+      expect(r.limiters[0]!.controller.step).toBe(1000);
+      expect(r.utilisation).toBeGreaterThanOrEqual(c.share);
+      expect(r.acceptedRate(end + 60_000, end + 240_000)).toBeGreaterThanOrEqual(9);
     }
   });
 
