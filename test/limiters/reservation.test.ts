@@ -98,6 +98,19 @@ describe("SmoothLimiter.reserve(): refunds move the debt back, extra cost is deb
     await clock.advance(10_000);
     expect(granted.at).toBe(1000);
   });
+  test("a settle's debt after the grant was paid off is a grant of its own: a slower limit re-prices it from the settle", async () => {
+    // Review (2026-11-27): merged into the long-paid grant, the debt was forgotten (granted at 2100).
+    const clock = new ManualClock();
+    const limiter = new SmoothLimiter({ limit: 10, interval: 1000, clock });
+    const r = await limiter.reserve(3); // paid 0–300
+    await clock.advance(2000);
+    r.settle(5); // 2 of debt from 2000: due to 2200 at the old rate
+    await clock.advance(100);
+    limiter.setLimit({ limit: 5 }); // those 2 at 200 ms from 2000
+    const granted = track(clock, limiter.acquire());
+    await clock.advance(10_000);
+    expect(granted.at).toBe(2400);
+  });
   test("setLimit after a refund of an earlier grant re-prices the last one from where it is now paid from", async () => {
     const clock = new ManualClock();
     const limiter = new SmoothLimiter({ limit: 1, interval: 1000, burst: 3, clock }); // full: from -3000
