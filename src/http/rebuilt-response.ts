@@ -18,7 +18,9 @@ const ORIGINAL = new WeakMap<Response, Response>();
 
 /** Made on first use: `Response` is read when a response is rebuilt, not when the module loads. */
 function rebuiltClass(): Rebuild {
-  return RebuiltResponse ??= class extends Response {
+  // Named as fetch's own, so that `constructor.name` and a runtime's inspection say `Response`.
+  const Base = globalThis.Response;
+  return RebuiltResponse ??= class Response extends Base {
     constructor(body: BodyInit | null, original: Response) {
       super(body, { status: original.status, statusText: original.statusText, headers: original.headers });
       ORIGINAL.set(this, original);

@@ -101,10 +101,10 @@ export type AttemptOutcome =
 
 /**
  * True for an error that fetch gives a request that cannot succeed, so that retrying it only spends
- * permits and time: undici's `fetch failed` whose cause carries no error code — a redirect refused
- * by `redirect: "error"`, too many redirects, an integrity mismatch, an unsupported scheme, a
- * blocked port. Network failures carry one (`ECONNREFUSED`, `ECONNRESET`, `UND_ERR_SOCKET`…) and are
- * retried; so is anything else (a browser says only "Failed to fetch").
+ * permits and time: undici's `fetch failed` caused by a redirect refused by `redirect: "error"`, too
+ * many redirects, an integrity mismatch, an unsupported scheme or a blocked port (its own words, no
+ * error code). Network failures carry a code (`ECONNREFUSED`, `UND_ERR_SOCKET`…) and are retried;
+ * so is anything else (a browser says only "Failed to fetch").
  *
  * @example
  * ```ts
@@ -114,8 +114,13 @@ export type AttemptOutcome =
 export function lastingError(error: unknown): boolean {
   if (!(error instanceof TypeError) || error.message !== "fetch failed") return false;
   const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof Error && !(cause instanceof AggregateError) && (cause as { code?: unknown }).code === undefined;
+  // By name, not by the missing code alone: undici's MockAgent (`replyWithError`) and test doubles
+  // raise simulated network failures the same way, and those must be retried (review, 2026-11-27).
+  return cause instanceof Error && (cause as { code?: unknown }).code === undefined && LASTING.has(cause.message);
 }
+
+/** The causes undici gives fetch failures that no retry cures. */
+const LASTING = new Set(["unexpected redirect", "redirect count exceeded", "integrity mismatch", "unknown scheme", "bad port", "about scheme is not supported"]);
 
 /**
  * Why an attempt was not retried (`ResponseEvent.reason`).

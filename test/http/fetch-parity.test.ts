@@ -122,6 +122,9 @@ describe("requests that cannot succeed fail as fetch fails them, once", () => {
       expect(await run(new Error(message)), message).toBe(1);
     }
     expect(await run(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }))).toBe(3);
+    // A simulated network failure with no code (undici's MockAgent `replyWithError`, a test double)
+    // is retried as before (review, 2026-11-27).
+    expect(await run(new Error("socket hang up"))).toBe(3);
     expect(await run(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }))).toBe(3);
   });
 
