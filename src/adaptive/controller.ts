@@ -249,7 +249,7 @@ export class AdaptiveController {
     record.outcome = refused ? "throttled" : failed ? "failed" : "accepted";
     if (record.outcome === "accepted") {
       if (record.atCeiling) this.#acceptedAtCeiling++;
-      if (tag.epoch === this.#epoch && this.#acceptedSinceCut++ === 0) this.#windows.acceptedAfterCut();
+      if (tag.epoch === this.#epoch && this.#acceptedSinceCut++ === 0) this.#windows.acceptedAfterCut(tag.at);
     }
     let pauseMs = 0;
     let change = this.#readHeaders(outcome, now);
@@ -267,7 +267,7 @@ export class AdaptiveController {
       const unproven = this.#acceptedSinceCut === 0 && (!outcome.throttled || this.#epoch > 0);
       if (tag.epoch === this.#epoch && !unproven) {
         change = this.#cut(tag, now, cap) ?? change;
-        this.#windows.cutAt(outcome.throttled && pauseMs === 0 ? tag.at : -Infinity);
+        this.#windows.cut(outcome.throttled && pauseMs === 0 ? tag.at : -Infinity);
       } else if (tag.epoch === this.#epoch && outcome.throttled && pauseMs === 0) {
         // A 429 that says not when to come back, of a request sent after the cut, with nothing sent
         // since accepted: a window used up refuses everything until it ends (see `refusedInRun`).
@@ -328,13 +328,14 @@ export class AdaptiveController {
 
   #cut(tag: SendTag, now: number, cap = Infinity): RateChange | undefined {
     const rate = this.#rate;
-    // A whole window's measure (`cap`) is the better one: the last seconds before the throttle may
-    // hold the window's burst, or its last trickle.
-    const measured = cap < Infinity ? cap : this.#log.measured(tag.at, now, rate, rate);
-    // What the server accepted, trusted down to `share` of the rate at the cut — or all the way
-    // when it is a whole window's measure (`cap`): a window accepts its quota in a burst, so the
-    // rate at the cut says nothing of its size.
-    const trusted = (share: number) => Math.min(rate, Math.max(Math.min(rate * share, cap), measured));
+    // A whole window's measure (see `PauseWindows.wholeWindow`) is the better one: the last seconds
+    // before the throttle may hold the window's burst, or its last trickle — and it is trusted all
+    // the way down, as a window accepts its quota in a burst and the rate at the cut says nothing of
+    // its size. Any other measure is capped by what one window accepted behind a delay, and trusted
+    // down to `share` of the rate at the cut.
+    const whole = this.#windows.wholeWindow && cap < Infinity;
+    const measured = whole ? cap : Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
+    const trusted = (share: number) => Math.min(rate, Math.max(whole ? measured : rate * share, measured));
     const known = this.#known;
     this.#epoch++;
     this.#acceptedSinceCut = 0;

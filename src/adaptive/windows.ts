@@ -12,6 +12,10 @@ import type { SendTag } from "./types.ts";
 export const WINDOW_HINT_MIN_MS = 2000;
 /** The longest window inferred (a day, the longest `probeInterval`). */
 const WINDOW_HINT_MAX_MS = 86_400_000;
+/** Two refusal runs agree on a window when the longer is at most this many times the shorter. */
+const RUN_AGREE = 1.5;
+/** ...and the second ended within this many of the longer's length after the first. */
+const RUN_APART = 4;
 /** A pause-to-refusal span up to this many windows is one window's measure (see `onThrottle`). */
 const WINDOW_SPAN = 1.5;
 /**
@@ -52,8 +56,16 @@ export function windowHint(delayMs: number | undefined): number {
  * ```
  */
 export class PauseWindows {
-  /** The longest window a delay (or a run of refusals) implied, ms (0: none seen). */
-  window = 0;
+  /** The longest window a delay implied, ms (0: none seen). */
+  #delayWindow = 0;
+  /** The window two refusal runs showed (see `acceptedAfterCut`), ms (0: none). */
+  #runWindow = 0;
+  /**
+   * Whether the last {@link PauseWindows.onThrottle} measured a whole window shown by refusal runs:
+   * the server's own count, trusted all the way down. (A measure behind a delay keeps the cut's
+   * usual floor: against a sliding log a reset frees only a few slots, and that span undercounts.)
+   */
+  wholeWindow = false;
   /** When the last pause advised ends. */
   #until = -Infinity;
   /** The requests sent before that pause was advised, and the throttles since of requests sent after. */
@@ -65,8 +77,9 @@ export class PauseWindows {
   #runLast = -Infinity;
   /** When the run's last wait ends: a refusal of a request sent before it was answered by that wait. */
   #runWaitUntil = -Infinity;
-  /** The window the last run of 2 s or more implied (0: none yet), waiting for a second to confirm it. */
+  /** The window the last run of 2 s or more implied (0: none yet), waiting for a second to confirm it, and when it ended. */
   #runHint = 0;
+  #runHintAt = -Infinity;
 
   /**
    * A throttle of the request `tag` with a delay of `pauseMs` (or `resetMs` when only a reset was
@@ -80,28 +93,42 @@ export class PauseWindows {
   onThrottle(tag: SendTag, pauseMs: number, resetMs: number | undefined, now: number, epoch: number): number {
     const from = this.#until;
     let rate = Infinity;
-    this.window = Math.max(this.window, windowHint(pauseMs > 0 ? pauseMs : resetMs));
-    // A window known (stated by a long delay, or shown by a run of refusals) and a refusal that
-    // says not when it ends: the window is at least as long as the time since the last pause.
-    const end = pauseMs >= WINDOW_HINT_MIN_MS ? now + pauseMs : pauseMs === 0 && this.window > 0 ? Math.max(now, from + this.window) : undefined;
-    // Only a span of about one window measures one: over several, the client's own lower rate
-    // (after a cut, recovering) would count as the server's.
-    if (end !== undefined && from !== -Infinity && end - from <= WINDOW_SPAN * this.window && tag.at >= from && tag.epoch === epoch) {
-      // Sent since the pause and before this one, less those refused so far (the rest, answered or
-      // not, were sent before this refusal and count as accepted). None: the window had not
-      // reopened, or answers came out of order — no measure of a window at all.
-      const accepted = tag.seq - this.#seq - this.#refused;
-      if (accepted > 0) rate = (accepted * 1000) / (end - from);
+    this.wholeWindow = false;
+    this.#delayWindow = Math.max(this.#delayWindow, windowHint(pauseMs > 0 ? pauseMs : resetMs));
+    // Sent since the pause and before this one, less those refused so far (the rest, answered or
+    // not, were sent before this refusal and count as accepted).
+    const accepted = tag.seq - this.#seq - this.#refused;
+    const since = from !== -Infinity && tag.at >= from && tag.epoch === epoch;
+    if (pauseMs >= WINDOW_HINT_MIN_MS && since) {
+      rate = (Math.max(0, accepted) * 1000) / (now + pauseMs - from);
+    } else if (pauseMs === 0 && this.#runWindow > 0 && since && accepted > 0) {
+      // A window two refusal runs showed, and a refusal that says not when it ends: the window is
+      // at least as long as the time since the last pause. Only a span of about one window measures
+      // one: over several, the client's own lower rate (after a cut, recovering) would count as
+      // the server's. (None accepted: the window had not reopened, or answers came out of order.)
+      const end = Math.max(now, from + this.#runWindow);
+      if (end - from <= WINDOW_SPAN * this.#runWindow) {
+        rate = (accepted * 1000) / (end - from);
+        this.wholeWindow = true;
+      }
     }
     if (tag.seq >= this.#seq) this.#refused++;
     return rate;
   }
 
-  /** A refusal with no delay of the request sent at `sentAt` cut the rate: a refusal run may start there (-Infinity: a cut of another kind, no run). */
-  cutAt(sentAt: number): void {
+  /** The longest window the server's delays or its refusal runs showed, ms (0: none seen). */
+  get window(): number {
+    return Math.max(this.#delayWindow, this.#runWindow);
+  }
+
+  /**
+   * The rate was cut: a refusal run may follow, from the first refused request sent after the cut
+   * (not from the cutting request's send: with seconds of latency that alone would make any cut
+   * look like a run of seconds).
+   */
+  cut(sentAt = -Infinity): void {
     this.#runFrom = sentAt;
-    this.#runLast = -Infinity;
-    this.#runWaitUntil = -Infinity;
+    this.#runLast = this.#runWaitUntil = -Infinity;
   }
 
   /**
@@ -128,11 +155,19 @@ export class PauseWindows {
    * window is read from the second run on (review, 2026-11-27: a 20-s storm at startup, read as a
    * window, held a 10/s server's rate near 1/s for minutes).
    */
-  acceptedAfterCut(): void {
+  acceptedAfterCut(sentAt: number): void {
     const hint = this.#runLast === -Infinity ? 0 : windowHint(this.#runLast - this.#runFrom);
     if (hint > 0) {
-      if (this.#runHint > 0) this.window = Math.max(this.window, this.#runHint, hint);
+      // Confirmed by a run of about the same length (within RUN_AGREE) that ended within a few
+      // such windows of it; the shorter is the window's lower bound. (Review, 2026-11-27: a 40-s
+      // outage "confirmed" minutes later by a 2-s run gave a 32-s probe step on a plain 10/s bucket.)
+      const previous = this.#runHint;
+      const longer = Math.max(previous, hint);
+      if (previous > 0 && RUN_AGREE * Math.min(previous, hint) >= longer && sentAt - this.#runHintAt <= RUN_APART * longer) {
+        this.#runWindow = Math.max(this.#runWindow, longer);
+      }
       this.#runHint = hint;
+      this.#runHintAt = sentAt;
     }
     this.#runFrom = this.#runLast = this.#runWaitUntil = -Infinity;
   }
