@@ -9,6 +9,8 @@ import type { Clock, TimerHandle } from "../clock.ts";
 import { armSlotTimer, clearSlotTimer } from "./slot-timers.ts";
 import { rebuiltResponse } from "./rebuilt-response.ts";
 
+const NULL_BODY = new Set([204, 205, 304]);
+
 /**
  * The response with a body that reports its end once — fully read, cancelled or errored (also while
  * nobody reads it) — or after `idleMs` ms in which no read was made or pending (the body stays
@@ -23,7 +25,8 @@ import { rebuiltResponse } from "./rebuilt-response.ts";
  */
 export function trackBody(response: Response, ended: (idle: boolean) => void, clock: Clock, idleMs: number): Response {
   const body = response.body;
-  if (body === null || response.status < 200 || response.status > 599 || body.locked) {
+  // A status that has no body (Chromium gives a 204 an empty one, which no new Response may carry).
+  if (body === null || response.status < 200 || response.status > 599 || NULL_BODY.has(response.status) || body.locked) {
     ended(false);
     return response;
   }

@@ -16,14 +16,25 @@ let RebuiltResponse: Rebuild | undefined;
  */
 const ORIGINAL = new WeakMap<Response, Response>();
 
+/** A status text `new Response()` accepts. */
+const LATIN1 = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 /** Made on first use: `Response` is read when a response is rebuilt, not when the module loads. */
 function rebuiltClass(): Rebuild {
   // Named as fetch's own, so that `constructor.name` and a runtime's inspection say `Response`.
   const Base = globalThis.Response;
   return RebuiltResponse ??= class Response extends Base {
     constructor(body: BodyInit | null, original: Response) {
-      super(body, { status: original.status, statusText: original.statusText, headers: original.headers });
+      // A status text beyond Latin-1 (Node reads a UTF-8 status line as it is) is no valid
+      // `statusText` for a new Response: it is answered from the original instead.
+      const statusText = original.statusText;
+      super(body, { status: original.status, headers: original.headers, ...(LATIN1.test(statusText) && { statusText }) });
       ORIGINAL.set(this, original);
+    }
+
+    override get statusText(): string {
+      const original = ORIGINAL.get(this);
+      return original === undefined ? super.statusText : original.statusText;
     }
 
     override get url(): string {

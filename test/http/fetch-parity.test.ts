@@ -2,6 +2,8 @@
 import { describe, expect, test } from "vitest";
 import { createThrottledFetch, ManualClock, WindowLimiter } from "../../src/index.ts";
 import { respond, startServer } from "./support/servers.ts";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 
 describe("a URL (or any object but a Request) is read when the call is made, as fetch reads it", () => {
   test("a pagination loop reusing one URL object requests every page, queued or not", async () => {
@@ -109,18 +111,33 @@ describe("requests that cannot succeed fail as fetch fails them, once", () => {
 
   test("fetch's own lasting failures (a refused redirect, a redirect loop, an integrity mismatch, an unknown scheme) are not retried; network failures are", async () => {
     const failWith = (cause: Error) => Object.assign(new TypeError("fetch failed"), { cause });
-    const run = async (cause: Error) => {
+    const attemptsOf = async (error: () => Error) => {
       let attempts = 0;
       const api = createThrottledFetch({ limit: 100, interval: 1000, random: () => 0, retry: { backoff: { base: 1, cap: 1 } }, fetch: async () => {
         attempts++;
-        throw failWith(cause);
+        throw error();
       } });
-      await expect(api("https://api.test/x")).rejects.toThrow("fetch failed");
+      await expect(api("https://api.test/x")).rejects.toBeInstanceOf(TypeError);
       return attempts;
     };
-    for (const message of ["unexpected redirect", "redirect count exceeded", "integrity mismatch", "unknown scheme", "bad port"]) {
+    const run = (cause: Error) => attemptsOf(() => failWith(cause));
+    for (const message of [
+      "unexpected redirect", "redirect count exceeded", "integrity mismatch", "unknown scheme", "bad port",
+      // Red-team across runtimes: a redirect to ftp:, file:, a bad data: URL, a revoked blob: URL.
+      "URL scheme must be a HTTP(S) scheme", "not implemented... yet...", "failed to fetch the data URL", "invalid method",
+    ]) {
       expect(await run(new Error(message)), message).toBe(1);
     }
+    // A malformed Location header.
+    expect(await run(Object.assign(new TypeError("Invalid URL"), { code: "ERR_INVALID_URL" }))).toBe(1);
+    // Deno's and Bun's words for the same (a redirect loop reached the server 63 and 381 times).
+    expect(await attemptsOf(() => new TypeError("Fetch failed: Encountered redirect while redirect mode is set to 'error'"))).toBe(1);
+    expect(await attemptsOf(() => new TypeError("Fetch failed: Maximum number of redirects (20) reached"))).toBe(1);
+    expect(await attemptsOf(() => new TypeError("Url scheme 'ftp' not supported"))).toBe(1);
+    expect(await attemptsOf(() => Object.assign(new TypeError("TooManyRedirects: The response redirected too many times."), { code: "TooManyRedirects" }))).toBe(1);
+    expect(await attemptsOf(() => Object.assign(new TypeError("UnexpectedRedirect fetching …"), { code: "UnexpectedRedirect" }))).toBe(1);
+    // Bun's refused connection is a network error: retried.
+    expect(await attemptsOf(() => Object.assign(new TypeError("ECONNREFUSED: Unable to connect."), { code: "ECONNREFUSED" }))).toBe(3);
     expect(await run(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }))).toBe(3);
     // A simulated network failure with no code (undici's MockAgent `replyWithError`, a test double)
     // is retried as before (review, 2026-11-27).
@@ -197,5 +214,38 @@ describe("what fetch refuses, refused the same way", () => {
     await expect(api("https://api.test/", { headers: { "x-s": Symbol("s") } as unknown as HeadersInit })).rejects.toBeInstanceOf(TypeError);
     await expect(api("https://api.test/", { headers: { "x-ok": "1", [Symbol("k")]: "v" } as unknown as HeadersInit })).rejects.toBeInstanceOf(TypeError);
     expect(sent).toBe(0);
+  });
+});
+
+describe("rebuilt responses take what fetch returns (red-team across runtimes, 2026-11-27)", () => {
+  test("a status text beyond Latin-1 (a UTF-8 status line): the call resolves with it, as fetch does", async () => {
+    // Every rebuilt response threw a ByteString TypeError: with maxConcurrent, and on a retried 503.
+    const server = createServer((req, res) => {
+      const status = req.url?.includes("503") ? 503 : 200;
+      res.socket!.end(Buffer.concat([Buffer.from(`HTTP/1.1 ${status} `), Buffer.from("Сервис ✓", "utf8"), Buffer.from("\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")]));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const expected = await fetch(`${base}/200`);
+      const capped = await createThrottledFetch({ limit: 10, maxConcurrent: 2 })(`${base}/200`);
+      expect([capped.status, capped.statusText, await capped.text()]).toEqual([200, expected.statusText, "ok"]);
+      const retried = await createThrottledFetch({ limit: 10, retry: { limit: 1, backoff: { base: 1, cap: 1 } } })(`${base}/503`);
+      expect([retried.status, retried.statusText]).toEqual([503, expected.statusText]);
+    } finally {
+      server.close();
+    }
+  });
+
+  test("a 204, 205 or 304 with an empty body (as Chromium gives them) passes through maxConcurrent", async () => {
+    for (const status of [204, 205, 304]) {
+      // A body-less status with an empty, non-null body stream: no new Response may carry it.
+      const withBody = () => ({ status, statusText: "", ok: true, headers: new Headers(), body: new ReadableStream(), bodyUsed: false, url: "", redirected: false, type: "basic" }) as unknown as Response;
+      const api = createThrottledFetch({ limit: 10, maxConcurrent: 1, fetch: async () => withBody() });
+      const response = await api("https://api.test/x");
+      expect(response.status).toBe(status);
+      // The slot is free again: a second call goes at once.
+      expect((await api("https://api.test/x")).status).toBe(status);
+    }
   });
 });
