@@ -7,7 +7,7 @@
  * @module
  */
 
-type Rebuild = new (body: BodyInit | null, original: Response) => Response;
+type Rebuild = new (body?: BodyInit | null, init?: ResponseInit) => Response;
 let RebuiltResponse: Rebuild | undefined;
 
 /**
@@ -24,13 +24,6 @@ function rebuiltClass(): Rebuild {
   // Named as fetch's own, so that `constructor.name` and a runtime's inspection say `Response`.
   const Base = globalThis.Response;
   return RebuiltResponse ??= class Response extends Base {
-    constructor(body: BodyInit | null, original: Response) {
-      // A status text beyond Latin-1 (Node reads a UTF-8 status line as it is) is no valid
-      // `statusText` for a new Response: it is answered from the original instead.
-      const statusText = original.statusText;
-      super(body, { status: original.status, headers: original.headers, ...(LATIN1.test(statusText) && { statusText }) });
-      ORIGINAL.set(this, original);
-    }
 
     override get statusText(): string {
       const original = ORIGINAL.get(this);
@@ -60,7 +53,7 @@ function rebuiltClass(): Rebuild {
     override clone(): Response {
       const original = ORIGINAL.get(this);
       const copy = super.clone();
-      return original === undefined ? copy : new (rebuiltClass())(copy.body, original);
+      return original === undefined ? copy : rebuiltResponse(original, copy.body);
     }
   };
 }
@@ -74,5 +67,12 @@ function rebuiltClass(): Rebuild {
  * ```
  */
 export function rebuiltResponse(original: Response, body: BodyInit | null): Response {
-  return new (rebuiltClass())(body, original);
+  // Built with fetch's own constructor signature (so `new response.constructor(body, init)` makes
+  // a plain response, as with fetch's), then tied to its original. A status text beyond Latin-1
+  // (Node reads a UTF-8 status line as it is) is no valid `statusText` for a new Response: it is
+  // answered from the original instead.
+  const statusText = original.statusText;
+  const copy = new (rebuiltClass())(body, { status: original.status, headers: original.headers, ...(LATIN1.test(statusText) && { statusText }) });
+  ORIGINAL.set(copy, original);
+  return copy;
 }

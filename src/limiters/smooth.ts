@@ -151,15 +151,15 @@ export class SmoothPolicy implements AdjustablePolicy {
     const since = this.#taken - mark;
     if (delta > 0) {
       const [from, permits] = [this.#lastFrom, this.#lastPermits];
-      // Still being paid for: its debt extends it.
+      // The last grant still being paid for (this reservation's, or a later one's): the debt is
+      // paid right after it, so what `setLimit` re-prices is both, from the same point (red-team,
+      // 2026-11-27: the debt alone was re-priced, and the next caller went at 0.7 s, not 1 s; the
+      // second review: the same for an earlier reservation's debt behind a later grant, 1.0 s not
+      // 1.5 s). Paid off, the debt is a grant of its own from now (the first review: merged, a
+      // slower limit then forgot it).
       const owing = from + (permits * this.#interval) / this.#limit > now;
       this.take(delta, now);
-      // The last grant's own debt, settled while the grant is still being paid for: it cost that
-      // much more, paid from the same point — what `setLimit` re-prices whole (red-team,
-      // 2026-11-27: the debt alone was re-priced, and the next caller went at 0.7 s, not 1 s).
-      // Settled after it was paid off, the debt is a grant of its own from now (review: merged, a
-      // slower limit then forgot it).
-      if (since === 0 && owing) [this.#lastFrom, this.#lastPermits] = [from, permits + delta];
+      if (owing) [this.#lastFrom, this.#lastPermits] = [from, permits + delta];
       return;
     }
     const t = since > 0 ? this.#lastTake : now;

@@ -184,6 +184,9 @@ describe("a response rebuilt around its body (maxConcurrent, a refused retry) is
       const response = await capped(`${server.url}/old`);
       expect(view(response)).toEqual(expected);
       expect(await response.text()).toBe("hello");
+      // Its constructor takes fetch's arguments (second review: it took (body, original)).
+      const made = new (response.constructor as typeof Response)("x", { status: 201, headers: { a: "1" } });
+      expect([made.status, made.headers.get("a"), made.url, made.type, await made.text()]).toEqual([201, "1", "", "default", "x"]);
       // A refused retry hands back the response it had: the same.
       const refusing = createThrottledFetch({ limiter: new WindowLimiter({ limit: 1, interval: 60_000 }), maxWait: 5_000, retry: { backoff: { base: 10 } } });
       const expected500 = view(await fetch(`${server.url}/flaky`));

@@ -111,6 +111,21 @@ describe("SmoothLimiter.reserve(): refunds move the debt back, extra cost is deb
     await clock.advance(10_000);
     expect(granted.at).toBe(2400);
   });
+  test("an earlier reservation's debt behind a later grant still being paid: a slower limit re-prices both", async () => {
+    // Second review (2026-11-27): the debt alone was re-priced (next at 1000); with no debt it was 1100.
+    const clock = new ManualClock();
+    const limiter = new SmoothLimiter({ limit: 10, interval: 1000, clock }); // 100 ms a permit
+    const r = await limiter.reserve(1); // paid 0–100
+    await clock.advance(100);
+    await limiter.acquire(5); // paid 100–600
+    await clock.advance(100);
+    r.settle(3); // 2 of debt, after the 5: paid 600–800 at the old rate
+    await clock.advance(100);
+    limiter.setLimit({ limit: 5 }); // 7 permits × 200 ms from 100
+    const granted = track(clock, limiter.acquire());
+    await clock.advance(10_000);
+    expect(granted.at).toBe(1500);
+  });
   test("setLimit after a refund of an earlier grant re-prices the last one from where it is now paid from", async () => {
     const clock = new ManualClock();
     const limiter = new SmoothLimiter({ limit: 1, interval: 1000, burst: 3, clock }); // full: from -3000
