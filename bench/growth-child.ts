@@ -48,11 +48,13 @@ async function enqueueCost(id: string, depths: number[]): Promise<Record<number,
       for (let i = 0; i < 3; i++) await tick();
       const t0 = performance.now();
       for (let i = 0; i < PROBE; i++) held.push(gated.run(noop));
-      // The same rule for every library: the clock stops once the calls have returned — every
-      // library here holds a call when it returns — except where the library takes calls in
+      // The same rule for every library: the clock stops once the calls have returned and one
+      // event-loop turn has run, except where the library takes calls in
       // asynchronously (Bottleneck's intake), which is timed until it has taken them all. (Stopping
       // after event-loop turns only for libraries that cannot report their queue charged limiter
       // and pacer ≈ 670 ns a waiter of idle turns: red-team audit, 2026-11-27.)
+      // One event-loop turn for every library, so work a library leaves to microtasks counts too.
+      await tick();
       if (gated.intakePending !== undefined) while (gated.intakePending() > 0) await tick();
       samples.push(((performance.now() - t0) * 1e6) / PROBE);
       await untilQueued(gated, n + probe * PROBE); // untimed: every waiter held before the next probe

@@ -226,7 +226,7 @@ try {
     // Every setup, each compared with rate-limiter-flexible's counter in words that follow the
     // figures: ahead, behind, or level when the rounds' spreads overlap (red-team audit, 2026-11-27:
     // a fixed "rate-limiter-flexible is faster" sentence, and the one setup most favourable to sluice).
-    const at = (id: string, shape: string): Figure => one.get(`${id}|${shape}`)!;
+    const at = (id: string, shape: string): Figure => one.get(`${id}|${shape}`) ?? many.get(`${id}|${shape}`)!;
     const versus = (id: string, shape: string): string => {
       const mine = at(id, shape);
       const theirs = at("rlf", shape);
@@ -235,11 +235,18 @@ try {
       if (mine.max < theirs.min) return `${ratio}, behind`;
       return `${ratio}, level within the rounds' spread`;
     };
-    const setups = SHAPES.map(([shape]) =>
+    const setups: string[] = SHAPES.map(([shape]) =>
       `${shape}: ${fmt(at("smooth", shape).ops)}/s smooth, ${fmt(at("window", shape).ops)}/s window, ` +
       `${fmt(at("combined", shape).ops)}/s combined against ${fmt(at("rlf", shape).ops)}/s ` +
       `(window ${versus("window", shape)}; combined ${versus("combined", shape)})`
     );
+    // The processes sharing one key, too (SCALING_SCENARIOS, each against rate-limiter-flexible).
+    for (const n of PROCESSES) {
+      const ids = SCALING_SCENARIOS.filter((id) => id !== "rlf" && many.has(`${id}|${n}`));
+      setups.push(`${n} process${n === 1 ? "" : "es"} × ${LANES_PER_PROCESS}: ` +
+        `${ids.map((id) => `${fmt(at(id, String(n)).ops)}/s ${id}`).join(", ")} against ${fmt(at("rlf", String(n)).ops)}/s ` +
+        `(${ids.map((id) => `${id} ${versus(id, String(n))}`).join("; ")})`);
+    }
     const busy = SHAPES[1]![0];
     const summary = `Measured by \`npm run bench:redis\` (${date}, ${env.cores} cores shared with the server and other ` +
       `jobs; each figure the median of its rounds): \`sluice/redis\` decisions per second against rate-limiter-flexible's ` +

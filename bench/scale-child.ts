@@ -64,6 +64,8 @@ async function main(): Promise<void> {
   if (mode === "queue") {
     const timersBefore = timers();
     const before = heap();
+    // The first event-loop turns after a forced collection are slow: taken before the clock starts.
+    for (let i = 0; i < 3; i++) await tick();
     const t0 = performance.now();
     if (op === "acquire") {
       if (gated.acquire === undefined) throw new Error(`${id} has no acquire()`);
@@ -72,8 +74,15 @@ async function main(): Promise<void> {
       for (let i = 0; i < n; i++) promises[i] = gated.run(noop);
     }
     const callMs = performance.now() - t0;
-    await untilQueued(gated, n);
+    // The same rule as section 5 for every library: held when the calls have returned and one turn
+    // has run (work left to microtasks counts), or, for a
+    // library that takes calls in asynchronously (Bottleneck), once its intake is done — no idle
+    // turns timed (an outside audit, 2026-11-27: they charged libraries without a queue count).
+    // One event-loop turn for every library, so work a library leaves to microtasks counts too.
+    await tick();
+    if (gated.intakePending !== undefined) while (gated.intakePending() > 0) await tick();
     const queuedMs = performance.now() - t0;
+    await untilQueued(gated, n); // untimed: every waiter held before the heap is read
     const after = heap();
     // `promises.length` keeps the caller's promises alive up to here (V8 frees what is no longer read).
     report({ callMs, queuedMs, bytesPerWaiter: (after - before) / n, timers: timers() - timersBefore, n: promises.length });

@@ -96,7 +96,7 @@ export function growthMarkdown(r: GrowthResult, peers: readonly Peer[], o: Growt
   );
   const notes = Object.entries(o.depthOverrides).map(([id, v]) => `- ${peers.find((p) => p.id === id)?.label ?? id}: depths ${v.depths.join(", ")} only — ${v.reason}`);
   return [
-    `Median of ${o.rounds} round(s), fresh process per library per round. Enqueue: the cost of queueing 200 more callers (5 times, median) behind n waiting ones — the calls themselves, the same rule for every library (each holds a call when it returns), plus Bottleneck's asynchronous intake. ` +
+    `Median of ${o.rounds} round(s), fresh process per library per round. Enqueue: the cost of queueing 200 more callers (5 times, median) behind n waiting ones — the calls and one event-loop turn (work a library leaves to microtasks counts), the same rule for every library, plus Bottleneck's asynchronous intake. ` +
       "Grant: the time of the timer callback that grants a window of 100 waiters, ÷ 100, timed through an instrumenting `Clock` (sluice's public clock seam). Flat or log n is the goal.",
     "",
     table(["Per waiter, with n already queued", ...depths.map((d) => `n = ${d.toLocaleString("en-US")}`), "Last ÷ first"], [...enqueueRows, grantRow], ["l", ...depths.map(() => "r" as const), "r"]),

@@ -332,7 +332,7 @@ export function httpMarkdown(r: HttpResult, o: HttpOptions): string {
     "",
     `sluice's own time per call, wall clock, on a warm long-lived client with a \`fetch\` that answers at once (100 calls at a time, minus that fetch alone, median of ${o.rounds} rounds; \`bench/fetch-cpu.ts\` measures process CPU, GC included, and a fresh client): ` +
       `${num(r.ownCost.defaults)} µs with the defaults, ${num(r.ownCost.timeout)} µs with \`timeout: 60_000\`. ` +
-      "Over a real socket the difference between the two is mostly fetch's own handling of an `AbortSignal` (compare \"raw `fetch` + signal\").",
+      "Over a real socket compare the `timeout: 60_000` row with the defaults for what a signal and a timer per attempt cost, and \"raw `fetch` + signal\" for fetch's own share of it.",
     "",
     `Strict server (at most ${o.limit} accepted in any rolling ${o.window} ms, else 429 + \`Retry-After\` in whole seconds): ${o.callers} callers, ${o.requests} requests, one client at a time. ` +
       "Achieved rate: accepted requests per window in the steady part, measured at the server as in section 2.",
