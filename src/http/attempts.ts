@@ -14,6 +14,7 @@ import type { SendTag } from "../adaptive/controller.ts";
 import { type Admission, admitAdaptive, mustPace } from "../adaptive/rates.ts";
 import { isResponse, planBody } from "./body.ts";
 import { TimeoutError } from "./errors.ts";
+import { SluiceError } from "../errors.ts";
 import { cancelBody, type HeldResponse, holdForRetry } from "./held-response.ts";
 import type { FetchInput, FetchLike, ResolvedOptions } from "./options.ts";
 import { scrubError } from "./redact.ts";
@@ -98,6 +99,8 @@ export async function runAttempts(
   }
   // The response being retried, until its retry is sent (then discarded) or refused (then returned).
   let held: HeldResponse | undefined;
+  /** The error of the attempt being retried (none when it answered). */
+  let failed: unknown;
   // The slot of a retried response (`maxConcurrent`): it ends once the body's drain is over (see
   // below) — the server is busy with a request until it has sent the body, and a small one is
   // usually whole by then — or in `finally` if the call ends before that.
@@ -268,6 +271,11 @@ export async function runAttempts(
             held = undefined;
             return last;
           }
+          // A refused retry of an attempt that failed: the limiter's error carries that failure as
+          // its cause (it was lost: the caller saw a MaxWaitExceededError and no network error).
+          if (failed !== undefined && error instanceof SluiceError && error.cause === undefined && !callSignal?.aborted) {
+            Object.defineProperty(error, "cause", { value: failed, writable: true, configurable: true });
+          }
           throw error;
         }
         if (tag !== undefined) adaptive!.onAbandoned(tag);
@@ -316,6 +324,7 @@ export async function runAttempts(
         if (result.response !== undefined) return result.response;
         throw result.error;
       }
+      failed = result.response === undefined ? result.error : undefined;
       // Wait out the part of the delay the limiter's pause does not already cover, draining the
       // retried body meanwhile (see held-response.ts).
       const sleepMs = decided.paused > 0 && decided.delay <= decided.paused ? 0 : decided.delay;

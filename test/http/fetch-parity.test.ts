@@ -252,3 +252,16 @@ describe("rebuilt responses take what fetch returns (red-team across runtimes, 2
     }
   });
 });
+
+describe("a refused retry of an attempt that failed", () => {
+  test("the limiter's error carries the attempt's error as its cause", async () => {
+    // Red-team across runtimes (2026-11-27): a MaxWaitExceededError with no cause; the network error was lost.
+    const failure = Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
+    const api = createThrottledFetch({ limiter: new WindowLimiter({ limit: 1, interval: 60_000 }), maxWait: 5_000, retry: { backoff: { base: 1, cap: 1 } }, fetch: async () => {
+      throw failure;
+    } });
+    const error = await api("https://api.test/x").catch((e: unknown) => e) as Error;
+    expect(error.name).toBe("MaxWaitExceededError");
+    expect(error.cause).toBe(failure);
+  });
+});
