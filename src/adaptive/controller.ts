@@ -328,14 +328,14 @@ export class AdaptiveController {
 
   #cut(tag: SendTag, now: number, cap = Infinity): RateChange | undefined {
     const rate = this.#rate;
-    // A whole window's measure (see `PauseWindows.wholeWindow`) is the better one: the last seconds
-    // before the throttle may hold the window's burst, or its last trickle — and it is trusted all
-    // the way down, as a window accepts its quota in a burst and the rate at the cut says nothing of
-    // its size. Any other measure is capped by what one window accepted behind a delay, and trusted
-    // down to `share` of the rate at the cut.
-    const whole = this.#windows.wholeWindow && cap < Infinity;
-    const measured = whole ? cap : Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
-    const trusted = (share: number) => Math.min(rate, Math.max(whole ? measured : rate * share, measured));
+    // What the server accepted over the last seconds, capped by what one window accepted when a
+    // window is known (a long delay's, or one refusal runs showed).
+    const measured = Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
+    // Trusted down to `share` of the rate at the cut, never further in one cut: a window's measure
+    // trusted all the way down cut a sliding log's rate to the floor for half an hour (an outside
+    // red team, 2026-11-27: a reset there frees one slot, and one accepted per window was "the
+    // server's own count").
+    const trusted = (share: number) => Math.min(rate, Math.max(rate * share, measured));
     const known = this.#known;
     this.#epoch++;
     this.#acceptedSinceCut = 0;

@@ -26,8 +26,12 @@ const WINDOW_SPAN = 1.5;
 const BLOCK_BACKOFF = 0.5;
 /** The first wait of a refusal run, ms (a few round trips: a window that just reopened is not missed by much). */
 const BLOCK_MIN_MS = 250;
-/** The longest wait between probes of a refusal run, ms (a window reopening is found within this). */
-const BLOCK_MAX_MS = 30_000;
+/**
+ * The longest wait between probes of a refusal run, ms (a window reopening is found within this):
+ * 2 minutes, so an hour's window draws about 30 refused probes, not 120 (an outside red team,
+ * 2026-11-27, measured the 30 s first chosen).
+ */
+const BLOCK_MAX_MS = 120_000;
 
 /**
  * The window a throttle's delay hints at, ms (0 for none): a Retry-After (or reset) of d ms says
@@ -60,12 +64,7 @@ export class PauseWindows {
   #delayWindow = 0;
   /** The window two refusal runs showed (see `acceptedAfterCut`), ms (0: none). */
   #runWindow = 0;
-  /**
-   * Whether the last {@link PauseWindows.onThrottle} measured a whole window shown by refusal runs:
-   * the server's own count, trusted all the way down. (A measure behind a delay keeps the cut's
-   * usual floor: against a sliding log a reset frees only a few slots, and that span undercounts.)
-   */
-  wholeWindow = false;
+
   /** When the last pause advised ends. */
   #until = -Infinity;
   /** The requests sent before that pause was advised, and the throttles since of requests sent after. */
@@ -93,7 +92,6 @@ export class PauseWindows {
   onThrottle(tag: SendTag, pauseMs: number, resetMs: number | undefined, now: number, epoch: number): number {
     const from = this.#until;
     let rate = Infinity;
-    this.wholeWindow = false;
     this.#delayWindow = Math.max(this.#delayWindow, windowHint(pauseMs > 0 ? pauseMs : resetMs));
     // Sent since the pause and before this one, less those refused so far (the rest, answered or
     // not, were sent before this refusal and count as accepted).
@@ -107,10 +105,7 @@ export class PauseWindows {
       // one: over several, the client's own lower rate (after a cut, recovering) would count as
       // the server's. (None accepted: the window had not reopened, or answers came out of order.)
       const end = Math.max(now, from + this.#runWindow);
-      if (end - from <= WINDOW_SPAN * this.#runWindow) {
-        rate = (accepted * 1000) / (end - from);
-        this.wholeWindow = true;
-      }
+      if (end - from <= WINDOW_SPAN * this.#runWindow) rate = (accepted * 1000) / (end - from);
     }
     if (tag.seq >= this.#seq) this.#refused++;
     return rate;

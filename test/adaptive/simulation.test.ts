@@ -169,16 +169,18 @@ describe("harder cases", () => {
     expect(r.utilisation).toBeGreaterThanOrEqual(0.9);
   });
 
-  test("per-minute windows whose 429s name no delay: waits through the refusal run, infers the window from a second one, 88–99 % of the rate (31–85 % before)", async () => {
+  test("per-minute windows whose 429s name no delay: waits through the refusal run, infers the window from a second one, 84–100 % of the rate (31–85 % before)", async () => {
     // Before the refusal runs, each 429 of a window used up cut again (one cut per round trip,
     // down to the floor), and the cubic curve took minutes to climb back: 31–62 % of a fixed
     // window's rate at 20–80 ms of latency, 77–85 % of a sliding log's. Now the run is waited
     // through, its length is the window, and the next cut is sized by what one window accepted.
-    // The 429s are mostly the first windows', while slow start overshoots and until a second run
-    // confirms the window (pinned, not targets: 4–11 % over the run, up to 2.4 % in the second half).
+    // The 429s are mostly the first windows', while slow start overshoots and until the cuts (at
+    // most to 3/4 of the rate each) reach the window's rate (pinned, not targets: 3–18 % over the
+    // run, up to 2.5 % in the second half). A cut trusting a window's measure all the way down
+    // refused fewer (4–11 %), but cut a sliding log's rate to the floor for half an hour.
     const cases = [
       ["60/min fixed window", (seed: number) => new FixedWindowServer({ limit: 60, interval: 60_000, phase: "random", seed, headers: [] }), 1, [{ min: 20, max: 80 }, { min: 0, max: 2000 }], 0.9],
-      ["60/min sliding log", () => new SlidingLogServer({ limit: 60, interval: 60_000, headers: [] }), 1, [{ min: 20, max: 80 }, { min: 0, max: 2000 }], 0.85],
+      ["60/min sliding log", () => new SlidingLogServer({ limit: 60, interval: 60_000, headers: [] }), 1, [{ min: 20, max: 80 }, { min: 0, max: 2000 }], 0.8],
       ["600/min fixed window", (seed: number) => new FixedWindowServer({ limit: 600, interval: 60_000, phase: "random", seed, headers: [] }), 10, [{ min: 20, max: 80 }], 0.95],
     ] as const;
     for (const [name, make, realRate, latencies, share] of cases) {
@@ -187,8 +189,8 @@ describe("harder cases", () => {
           const r = await simulate({ server: make(seed), realRate, callers: 10, duration: 1_800_000, latency, seed, viaFetch: true, from: 60_000 });
           console.info(`${name}, no Retry-After, latency ${latency.min}–${latency.max} ms, seed ${seed}: ${figures(r)}`);
           expect(r.utilisation).toBeGreaterThanOrEqual(share);
-          expect(r.share429).toBeLessThanOrEqual(0.12);
-          expect(r.steady429).toBeLessThanOrEqual(0.025);
+          expect(r.share429).toBeLessThanOrEqual(0.19);
+          expect(r.steady429).toBeLessThanOrEqual(0.03);
           // The window was inferred from a run (60 s, or a run nearly as long), not left at the probe step.
           expect(r.limiters[0]!.controller.step).toBeGreaterThanOrEqual(30_000);
         }
