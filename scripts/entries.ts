@@ -39,7 +39,7 @@ export const ENTRIES: readonly EntryPoint[] = [
   // are the size measured on 2026-11-23 plus about 3 % (1 % here), so growth is caught; raised on
   // 2026-11-27 evening by the red-team fixes (async hooks, a fetch that ignores its signal, seeded
   // jitter, ManualClock.hold, option checks): every entry 0.2–0.4 KiB.
-  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 36.1 * 1024 },
+  { subpath: ".", source: "src/index.ts", jsr: "./mod.ts", runtime: "web", sizeBudget: 36.5 * 1024 },
   // ManualClock alone is under 1 KiB (tree-shaken); with every simulated server and vendor simulator, 8.5 KiB;
   // 10.5 KiB on 2026-11-27 (option checks of the simulators, ManualClock.hold).
   { subpath: "./testing", source: "src/testing.ts", runtime: "web", sizeBudget: 10.9 * 1024 },

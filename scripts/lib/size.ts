@@ -145,12 +145,12 @@ export const CORE_BUDGET = 16.4 * 1024;
  * measures 30.8 KiB (2026-11-27; 27.7 KiB on 2026-11-23, then the adaptive fixes and rejecting
  * misspelt options: 30.2 KiB on 2026-11-24; then red-team fixes: a stated RateLimit-Policy read
  * alone, told limits outside the adaptive range held, hooks that throw; 32.7 KiB later that day with
- * async hooks awaited; 33.0 KiB at the end of it, with the fetch's signal race and seeded jitter; 33.7 KiB on
- * 2026-11-27 evening with refusal runs in adaptive, init members checked, lasting fetch errors and
- * rebuilt responses that keep fetch's shape), so the budget is today's size with a little room (1 %), to catch
+ * async hooks awaited; 33.0 KiB at the end of it, with the fetch's signal race and seeded jitter; 34.1 KiB on
+ * 2026-11-27 evening with refusal runs in adaptive, init members checked, lasting fetch errors on
+ * three runtimes and rebuilt responses that keep fetch's shape), so the budget is today's size with a little room (1 %), to catch
  * growth while the goal stays open. `node scripts/size-modules.ts` shows why the goal needs an API
  * decision rather than trimming (README "Size").
  */
-export const FETCH_ONLY_BUDGET = 34.0 * 1024;
+export const FETCH_ONLY_BUDGET = 34.4 * 1024;
 /** The goal for {@link FETCH_ONLY_BUDGET}, printed beside the measurement. */
 export const FETCH_ONLY_GOAL = 10 * 1024;
