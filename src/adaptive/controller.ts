@@ -271,7 +271,7 @@ export class AdaptiveController {
       } else if (tag.epoch === this.#epoch && outcome.throttled && pauseMs === 0) {
         // A 429 that says not when to come back, of a request sent after the cut, with nothing sent
         // since accepted: a window used up refuses everything until it ends (see `refusedInRun`).
-        pauseMs = this.#windows.refusedInRun(tag.at, now);
+        pauseMs = this.#windows.refusedInRun(tag.at, now, outcome.maxPauseMs);
       }
       // After the cut: the pause it starts is where the next window's estimate starts.
       if (pauseMs > 0) this.#windows.pausedFrom(now + pauseMs, this.#sent);

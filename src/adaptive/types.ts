@@ -88,6 +88,11 @@ export interface ResponseOutcome {
   readonly overloaded?: boolean;
   /** The delay the server asked for, in ms. */
   readonly delayMs?: number | undefined;
+  /**
+   * The longest pause the caller accepts (the fetch's `maxRetryAfter`), ms: a refusal run's own
+   * waits stay within it, as a server's longer delay would pause nobody. @default 2 minutes
+   */
+  readonly maxPauseMs?: number | undefined;
   /** The RateLimit / X-RateLimit state it reported. */
   readonly rateLimit?: RateLimitInfo | undefined;
   /**

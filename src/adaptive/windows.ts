@@ -117,9 +117,11 @@ export class PauseWindows {
   }
 
   /**
-   * The rate was cut: a refusal run may follow, from the first refused request sent after the cut
-   * (not from the cutting request's send: with seconds of latency that alone would make any cut
-   * look like a run of seconds).
+   * The rate was cut by a refusal with no delay of the request sent at `sentAt` (-Infinity: a cut
+   * of another kind): a refusal run may follow, counted from that send — where a window used up
+   * began refusing. (Counted from the first refused send after the cut instead, runs came out
+   * shorter than their windows and a sliding log's share fell to 50 % on one seed; with seconds of
+   * latency a cut and one more refusal can look like a 2-s run, which is why one run confirms nothing.)
    */
   cut(sentAt = -Infinity): void {
     this.#runFrom = sentAt;
@@ -133,11 +135,12 @@ export class PauseWindows {
    * wait and probe, each wait half the time refused so far. Returns the wait, ms (0 for a request
    * sent before the last wait ended: that wait answered it already).
    */
-  refusedInRun(sentAt: number, now: number): number {
+  refusedInRun(sentAt: number, now: number, maxWait = BLOCK_MAX_MS): number {
     if (sentAt < this.#runWaitUntil) return 0;
     if (this.#runFrom === -Infinity) this.#runFrom = sentAt;
     this.#runLast = Math.max(this.#runLast, sentAt);
-    const wait = Math.round(Math.min(BLOCK_MAX_MS, Math.max(BLOCK_MIN_MS, (now - this.#runFrom) * BLOCK_BACKOFF)));
+    const longest = Math.max(BLOCK_MIN_MS, Math.min(BLOCK_MAX_MS, maxWait));
+    const wait = Math.round(Math.min(longest, Math.max(BLOCK_MIN_MS, (now - this.#runFrom) * BLOCK_BACKOFF)));
     this.#runWaitUntil = now + wait;
     return wait;
   }

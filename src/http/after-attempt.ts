@@ -144,6 +144,7 @@ async function decide(
       idempotent: ctx.idempotent,
       replayable: ctx.replayable,
       elapsed: config.clock.now() - ctx.started,
+      paused,
       totalTimeout: config.totalTimeout,
       maxWait: config.maxWait,
       policy: config.policy,

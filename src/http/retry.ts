@@ -197,6 +197,11 @@ export interface RetryInput {
   readonly replayable: boolean;
   /** ms since the call began. */
   readonly elapsed: number;
+  /**
+   * How long every caller of the key is already held (the server's pause, or the wait the learned
+   * rate advised through a refusal run), ms: the retry waits at least that. @default 0
+   */
+  readonly paused?: number;
   /** The call's total timeout, ms (`Infinity` = none). */
   readonly totalTimeout: number;
   /** The longest wait for one attempt the caller accepts, ms (`Infinity` or absent = any). */
@@ -309,8 +314,15 @@ export async function decideRetry(input: RetryInput): Promise<RetryDecision> {
   }
   // The hook may shorten our backoff, never the server's delay.
   const delay = Math.max(chosen ?? computed, serverDelay ?? 0, timed ?? 0);
-  if (input.elapsed + delay >= input.totalTimeout) return { retry: false, reason: "total-timeout" };
-  if (input.maxWait !== undefined && delay > input.maxWait) return { retry: false, reason: "max-wait" };
+  // The retry goes no sooner than the pause every caller is held by: a wait the learned rate
+  // advised (a refusal run names no delay; up to 2 min) counts as a server's delay would — past
+  // `maxRetryAfter` the caller gets the response, and the timeouts and `maxWait` see the whole wait
+  // (a review, 2026-11-27: calls took 6 minutes, or failed with TimeoutError).
+  const paused = input.paused ?? 0;
+  if (paused > delay && paused > policy.maxRetryAfter) return { retry: false, reason: "retry-after-too-long", delay: paused };
+  const wait = Math.max(delay, paused);
+  if (input.elapsed + wait >= input.totalTimeout) return { retry: false, reason: "total-timeout" };
+  if (input.maxWait !== undefined && wait > input.maxWait) return { retry: false, reason: "max-wait" };
   // A retry the server timed waits for it through the shared pause, which bounds its rate: no budget
   // is spent. One timed shorter than the first backoff step (at most 1 s) pauses next to nothing —
   // `Retry-After: 0` during an outage made 2,000 callers send 6,000 requests — so it spends one.

@@ -86,6 +86,12 @@ describe("AdaptiveController", () => {
     // A request sent after the cut and refused before anything sent since was accepted: the server
     // still refuses everything — a wait, not a second cut (a 429 naming no delay: our own wait).
     expect(c.onResponse(c.onSent(1200, true), throttle, 1300)).toEqual({ change: undefined, pauseMs: 250 });
+    // A run's waits stay within the longest pause the caller accepts (the fetch's maxRetryAfter).
+    const d = new AdaptiveController({ maxRate: 10 }, 0);
+    d.onResponse(d.onSent(0, true), throttle, 100);
+    let wait = 0;
+    for (let t = 1000; t < 400_000; t += wait + 1) wait = d.onResponse(d.onSent(t, true), { throttled: true, maxPauseMs: 60_000 }, t).pauseMs;
+    expect(wait).toBe(60_000);
     // Once one sent after the cut is accepted, a refusal is a new event: it cuts again.
     c.onResponse(c.onSent(1600, true), ok, 1700);
     expect(c.onResponse(c.onSent(1800, true), throttle, 1900).change).toMatchObject({ reason: "throttled", epoch: 2 });

@@ -48,6 +48,12 @@ describe("decideRetry(): the rule as a table", () => {
     ["GET 404", { outcome: response(404) }, { retry: false, reason: "not-retryable" }],
     ["GET network error", { outcome: networkError }, { retry: true, delay: 500, throttled: false }],
     ["GET attempt timeout", { outcome: timeout }, { retry: true, delay: 500, throttled: false }],
+    // The pause every caller is already held by (a refusal run's advised wait) counts as a server's
+    // delay would (a review, 2026-11-27: retries waited 2 min each, calls took 6 min).
+    ["429 held by a 90-s pause > maxRetryAfter: the response", { outcome: response(429), paused: 90_000 }, { retry: false, reason: "retry-after-too-long", delay: 90_000 }],
+    ["429 held by a 20-s pause, totalTimeout 10 s: the response", { outcome: response(429), paused: 20_000, totalTimeout: 10_000 }, { retry: false, reason: "total-timeout" }],
+    ["429 held by a 20-s pause, maxWait 5 s: the response", { outcome: response(429), paused: 20_000, maxWait: 5_000 }, { retry: false, reason: "max-wait" }],
+    ["429 held by a 20-s pause: retried (the wait is the pause)", { outcome: response(429), paused: 20_000 }, { retry: true, delay: 1000, throttled: true }],
     ["GET 503 + Retry-After 4 s", { outcome: response(503, 4000) }, { retry: true, delay: 4000, throttled: true }],
     ["GET 500 + Retry-After 4 s (not a throttle, but the server timed it)", { outcome: response(500, 4000) }, { retry: true, delay: 4000, throttled: false }],
     ["GET 429 without delay → full backoff step", { outcome: response(429) }, { retry: true, delay: 1000, throttled: true }],
