@@ -19,43 +19,33 @@ const ORIGINAL = new WeakMap<Response, Response>();
 /** A status text `new Response()` accepts. */
 const LATIN1 = /^[\t\x20-\x7e\x80-\xff]*$/;
 
+/** What a rebuilt response answers from its original (its own `Response` slots hold only the new body). */
+const FROM_ORIGINAL = ["statusText", "url", "redirected", "type", "headers"] as const;
+
 /** Made on first use: `Response` is read when a response is rebuilt, not when the module loads. */
 function rebuiltClass(): Rebuild {
+  if (RebuiltResponse !== undefined) return RebuiltResponse;
   // Named as fetch's own, so that `constructor.name` and a runtime's inspection say `Response`.
   const Base = globalThis.Response;
-  return RebuiltResponse ??= class Response extends Base {
-
-    override get statusText(): string {
-      const original = ORIGINAL.get(this);
-      return original === undefined ? super.statusText : original.statusText;
-    }
-
-    override get url(): string {
-      const original = ORIGINAL.get(this);
-      return original === undefined ? super.url : original.url;
-    }
-
-    override get redirected(): boolean {
-      const original = ORIGINAL.get(this);
-      return original === undefined ? super.redirected : original.redirected;
-    }
-
-    override get type(): ResponseType {
-      const original = ORIGINAL.get(this);
-      return original === undefined ? super.type : original.type;
-    }
-
-    override get headers(): Headers {
-      const original = ORIGINAL.get(this);
-      return original === undefined ? super.headers : original.headers;
-    }
-
+  const Rebuilt = class Response extends Base {
     override clone(): Response {
       const original = ORIGINAL.get(this);
       const copy = super.clone();
       return original === undefined ? copy : rebuiltResponse(original, copy.body);
     }
   };
+  // One getter each, on the prototype (no own keys): the original's value, or fetch's own when the
+  // response was made with the constructor rather than rebuilt.
+  for (const name of FROM_ORIGINAL) {
+    Object.defineProperty(Rebuilt.prototype, name, {
+      configurable: true,
+      get(this: Response): unknown {
+        const original = ORIGINAL.get(this);
+        return original === undefined ? Reflect.get(Base.prototype, name, this) : original[name];
+      },
+    });
+  }
+  return RebuiltResponse = Rebuilt;
 }
 
 /**
