@@ -65,9 +65,6 @@ const FAILING = 0.1;
 /** How long an increase found held back (`#held`) stays so without looking again, ms. */
 const HOLD_CHECK_MS = 100;
 
-/** A server error's answer: neither accepted nor refused, not counted among the answers. */
-const NOT_COUNTED = { lone: false, recover: undefined } as const;
-
 /** Where the controller is: ramping with nothing known, stepping toward a rough estimate, or on the cubic curve. */
 type Phase = "start" | "search" | "curve";
 
@@ -261,7 +258,8 @@ export class AdaptiveController {
     const refused = outcome.throttled || outcome.overloaded === true;
     const failed = !refused && outcome.failed === true;
     record.outcome = refused ? "throttled" : failed ? "failed" : "accepted";
-    const { lone, recover } = failed ? NOT_COUNTED : this.#lone.answer(refused);
+    const lone = !failed && this.#lone.answer(refused);
+    const recover = failed ? undefined : this.#lone.found();
     if (recover !== undefined) {
       // The cuts were on noise, and the rate may have been dragged far down (at a few requests a
       // second the refusals that show it come minutes apart): search up from here, 10 % a step,

@@ -33,6 +33,7 @@ const DRAGGED = 0.8;
  * const lone = new LoneRefusals();
  * lone.answer(false);
  * lone.answer(true); // true: no other refusal among the 20 answers before it
+ * lone.found();      // undefined: no noise shown yet
  * lone.noisy;        // false until cuts on lone refusals dragged the rate down
  * ```
  */
@@ -49,6 +50,8 @@ export class LoneRefusals {
   /** The cuts on refusals that stayed alone since the rate was last higher, and where they began. */
   #draggedFrom = 0;
   #draggedCuts = 0;
+  /** The rate where the cuts on noise began, until `found()` takes it. */
+  #found: number | undefined = undefined;
 
   /** True once refusals were seen to come alone at any rate: from then on a lone one is noise. */
   get noisy(): boolean {
@@ -57,15 +60,25 @@ export class LoneRefusals {
 
   /**
    * Counts an answer. Returns whether it is a refusal with no other among the
-   * {@link LONE_ANSWERS} answers before it, and, when this answer showed the refusals to be noise,
-   * the rate where the cuts on them began (to climb back to) as `recover`.
+   * {@link LONE_ANSWERS} answers before it. When this answer showed the refusals to be noise,
+   * {@link LoneRefusals.found} says so once.
    */
-  answer(refused: boolean): { readonly lone: boolean; readonly recover: number | undefined } {
+  answer(refused: boolean): boolean {
     this.#answers++;
-    const recover = this.#cutRate > 0 ? this.#afterCut(refused) : undefined;
+    if (this.#cutRate > 0) this.#afterCut(refused);
     const lone = refused && this.#answers - this.#refusedAt > LONE_ANSWERS;
     if (refused) this.#refusedAt = this.#answers;
-    return { lone, recover };
+    return lone;
+  }
+
+  /**
+   * Once, right after the answer that showed the refusals to be noise: the rate where the cuts on
+   * them began (the rate to climb back to at least). Otherwise undefined.
+   */
+  found(): number | undefined {
+    const rate = this.#found;
+    this.#found = undefined;
+    return rate;
   }
 
   /** Lets the lone refusal of the request tagged `tag` (just counted) pass as noise. */
@@ -102,24 +115,24 @@ export class LoneRefusals {
     this.#cutAt = this.#answers;
   }
 
-  #afterCut(refused: boolean): number | undefined {
+  #afterCut(refused: boolean): void {
     if (refused) {
       // Not alone: a limit overstepped, a window used up.
       this.#cutRate = 0;
       this.#draggedCuts = 0;
-      return undefined;
+      return;
     }
-    if (this.#answers - this.#cutAt < LONE_ANSWERS) return undefined;
+    if (this.#answers - this.#cutAt < LONE_ANSWERS) return;
     // The answers after the cut's refusal came, none refused: it stayed alone.
     const rate = this.#cutRate;
     this.#cutRate = 0;
     if (this.#draggedCuts === 0 || rate >= this.#draggedFrom) {
       this.#draggedFrom = rate;
       this.#draggedCuts = 1;
-      return undefined;
+      return;
     }
-    if (++this.#draggedCuts < DRAGGED_CUTS || rate > DRAGGED * this.#draggedFrom) return undefined;
+    if (++this.#draggedCuts < DRAGGED_CUTS || rate > DRAGGED * this.#draggedFrom) return;
     this.#noisy = true;
-    return this.#draggedFrom;
+    this.#found = this.#draggedFrom;
   }
 }

@@ -12,41 +12,49 @@ import { Reach } from "../reach.ts";
 const tag = (epoch: number, seq = 0): SendTag => ({ epoch, gen: 0, at: 0, seq });
 /** `n` accepted answers, none of which finds noise. */
 const accept = (l: LoneRefusals, n: number) => {
-  for (let i = 0; i < n; i++) expect(l.answer(false).recover).toBeUndefined();
+  for (let i = 0; i < n; i++) {
+    l.answer(false);
+    expect(l.found()).toBeUndefined();
+  }
 };
 /** `n` accepted answers; returns the rate to climb back to when one found noise. */
 const acceptAll = (l: LoneRefusals, n: number) => {
   let recover: number | undefined;
-  for (let i = 0; i < n; i++) recover ??= l.answer(false).recover;
+  for (let i = 0; i < n; i++) {
+    l.answer(false);
+    recover ??= l.found();
+  }
   return recover;
 };
 
 describe("LoneRefusals", () => {
   test("a refusal is lone when none other came among the 20 answers before it", () => {
     const l = new LoneRefusals();
-    expect(l.answer(true).lone).toBe(true); // the first ever
+    expect(l.answer(true)).toBe(true); // the first ever
     accept(l, LONE_ANSWERS - 1);
-    expect(l.answer(true).lone).toBe(false); // the previous one is the 20th answer back
+    expect(l.answer(true)).toBe(false); // the previous one is the 20th answer back
     accept(l, LONE_ANSWERS);
-    expect(l.answer(true).lone).toBe(true);
-    expect(l.answer(false).lone).toBe(false); // an accepted answer is no refusal
+    expect(l.answer(true)).toBe(true);
+    expect(l.answer(false)).toBe(false); // an accepted answer is no refusal
   });
 
   test("three cuts on refusals that stayed alone, each below the first and the last below 0.8 of it: noise, and the rate to climb back to", () => {
     const l = new LoneRefusals();
     for (const rate of [20, 18, 17]) {
       accept(l, LONE_ANSWERS);
-      expect(l.answer(true).lone).toBe(true);
+      expect(l.answer(true)).toBe(true);
       l.cut(rate, true);
     }
     // 17 > 0.8 × 20: not dragged far enough yet.
     accept(l, LONE_ANSWERS);
     expect(l.noisy).toBe(false);
-    expect(l.answer(true).lone).toBe(true);
+    expect(l.answer(true)).toBe(true);
     l.cut(16, true); // 16 ≤ 0.8 × 20: the fourth, seen alone once the 20 answers after it came
     accept(l, LONE_ANSWERS - 1);
     expect(l.noisy).toBe(false);
-    expect(l.answer(false).recover).toBe(20);
+    l.answer(false);
+    expect(l.found()).toBe(20);
+    expect(l.found()).toBeUndefined(); // once
     expect(l.noisy).toBe(true);
     // Once noisy, cuts are no longer watched.
     accept(l, LONE_ANSWERS);
@@ -64,7 +72,7 @@ describe("LoneRefusals", () => {
       let recover: number | undefined;
       for (const [i, rate] of rates.entries()) {
         recover ??= acceptAll(l, LONE_ANSWERS + 1);
-        expect(l.answer(true).lone).toBe(true);
+        expect(l.answer(true)).toBe(true);
         l.cut(rate, true);
         if (l === company && i === 1) {
           acceptAll(l, 5);
@@ -148,7 +156,8 @@ test("property: lone refusals and the noise verdict match a model that rereads t
         let noisyFrom: number | undefined;
         const step = (refused: boolean) => {
           answers++;
-          const { lone, recover } = l.answer(refused);
+          const lone = l.answer(refused);
+          const recover = l.found();
           const modelLone = refused && !refusedAt.some((r) => r >= answers - LONE_ANSWERS);
           if (refused) refusedAt.push(answers);
           expect(lone).toBe(modelLone);
