@@ -33,7 +33,8 @@
  *
  * @module
  */
-import { CUT_TRUST, cubicRate, curveK, cutFactor, MAX_STEP, SEARCH_STEP, START_STEP } from "./curve.ts";
+import { cubicRate, curveK, MAX_STEP, SEARCH_STEP, START_STEP } from "./curve.ts";
+import { type Phase, planCut } from "./cut.ts";
 import { ADAPTIVE_OPTIONS, type AdaptiveOptions, MAX_ADAPTIVE_RATE, resolveAdaptiveOptions, type ResolvedAdaptiveOptions } from "./options.ts";
 import { onlyKnown, optionsObject } from "../validate.ts";
 import { LONE_ANSWERS, LoneRefusals } from "./noise.ts";
@@ -43,8 +44,6 @@ import { PauseWindows } from "./windows.ts";
 
 export type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
 
-/** A cut below this share of `decrease` × the rate at the cut went too deep: search back up (see `#cut`). */
-const DEEP_CUT = 0.8;
 /** A rate in force (within 5 % of where it stood) for this many probe steps before a throttle had held: the throttle was noise, not its limit. */
 const HELD_STEPS = 2;
 /**
@@ -64,9 +63,6 @@ const APP_LIMITED = 0.5;
 const FAILING = 0.1;
 /** How long an increase found held back (`#held`) stays so without looking again, ms. */
 const HOLD_CHECK_MS = 100;
-
-/** Where the controller is: ramping with nothing known, stepping toward a rough estimate, or on the cubic curve. */
-type Phase = "start" | "search" | "curve";
 
 /**
  * The adaptive rate state machine of one key. See the module note for the algorithm.
@@ -358,88 +354,33 @@ export class AdaptiveController {
 
   #cut(tag: SendTag, now: number, cap = Infinity): RateChange | undefined {
     const rate = this.#rate;
-    // What the server accepted over the last seconds, capped by what one window accepted when a
-    // window is known (a long delay's, or one refusal runs showed).
-    const measured = Math.min(cap, this.#log.measured(tag.at, now, rate, rate));
-    // Trusted down to `share` of the rate at the cut, never further in one cut: a window's measure
-    // trusted all the way down cut a sliding log's rate to the floor for half an hour (an outside
-    // red team, 2026-11-27: a reset there frees one slot, and one accepted per window was "the
-    // server's own count").
-    const trusted = (share: number) => Math.min(rate, Math.max(rate * share, measured));
-    const known = this.#known;
+    const plan = planCut({
+      phase: this.#phase,
+      rate,
+      // What the server accepted over the last seconds, capped by what one window accepted when a
+      // window is known (a long delay's, or one refusal runs showed).
+      measured: Math.min(cap, this.#log.measured(tag.at, now, rate, rate)),
+      known: this.#known,
+      afterSearchStep: this.#lastChange?.reason === "search",
+      searchFrom: this.#searchFrom,
+      decrease: this.#o.decrease,
+      floor: this.#floor(),
+      firstOfTold: this.#epoch === 0 && rate >= this.#maxRate,
+      held: now - this.#stableSince >= HELD_STEPS * this.step,
+    });
     this.#epoch++;
     this.#acceptedSinceCut = 0;
     this.#acceptedAtCeiling = 0;
-    const floor = (r: number) => Math.max(this.#floor(), r);
-    const reached = this.#lastChange?.reason;
-    if (this.#phase === "start") {
-      // Slow start may be far past the server's rate (it doubled while the answers were on their
-      // way): what the server accepted says how far — but never below half (the rate before the
-      // last doubling worked), as successes are counted as they arrive and lag. Then search up.
-      const base = trusted(0.5);
-      this.#phase = "search";
-      this.#searchCap = Infinity;
-      this.#searchFrom = 0;
-      this.#startCurve(base);
-      return this.#set(floor(base * this.#o.decrease), "throttled", now, true);
+    this.#phase = plan.phase;
+    if (plan.search !== undefined) {
+      this.#searchCap = plan.search.cap;
+      this.#searchFrom = plan.search.from;
     }
-    if (this.#phase === "search" && reached === "search") {
-      // One search step past a rate that held for a whole step: the limit lies near. What the
-      // server accepted says where (a burst it allows may have hidden more than one step).
-      const base = trusted(CUT_TRUST);
-      const next = floor(base * cutFactor(this.#o.decrease, Math.max(measured, base), rate));
-      this.#phase = "curve";
-      if (next < this.#searchFrom) {
-        // Never below where the search started (that rate held a step): its plateau from there —
-        // even when a cut since left the rate below it. (Held to the rate at the cut instead, as a
-        // property test's sequence suggested on 2026-11-27, a server's burst hid the limit: told
-        // 2× too much, nginx without burst took 44–47 s, not 3–4, to reach 90 % of its rate.)
-        this.#startCurve(this.#searchFrom);
-        this.#curveTime = this.#curveK;
-        return this.#set(this.#searchFrom, "throttled", now, true);
-      }
-      this.#startCurve(base);
-      return this.#set(next, "throttled", now, true);
-    }
-    if (this.#phase === "search") {
-      // Still too high right after slow start's cut: sized by what the server accepted, then
-      // search up from there.
-      const base = trusted(CUT_TRUST);
-      this.#phase = "search";
-      this.#startCurve(base);
-      return this.#set(floor(base * this.#o.decrease), "throttled", now, true);
-    }
-    // Later a probe oversteps by a few per cent, so the rate at the cut is the better measure —
-    // unless the server now accepts much less (its limit dropped).
-    const base = trusted(CUT_TRUST);
-    const next = floor(base * cutFactor(this.#o.decrease, measured, rate));
-    if (known !== undefined && rate <= known * 1.001) {
-      // Overloaded at or below the rate believed to work: that belief was wrong (the limit dropped,
-      // or a server's burst hid an earlier overshoot). Climbing back to it would overload again, so
-      // the new rate becomes the known one, reached already (the curve's plateau), and only slow
-      // probing goes past it. (Searching again from below was tried: with a server's burst hiding
-      // each step it loops, overshooting every few seconds.)
-      this.#startCurve(next);
-      this.#curveTime = this.#curveK;
-      // A cut measured far below a rate that had held for a while (a pause in the span, a window's
-      // phase) would leave the plateau there for good: search back up, 10 % a step, to `decrease`
-      // × that rate — no further (a server whose burst hides each step would make an open search
-      // loop). A rate that had not held (a told limit at its first throttle) is no such guide.
-      const cap = rate * this.#o.decrease;
-      // The first cut of a told limit is no measure of the server either: the told rate may be
-      // right and only its shape wrong (a window's burst against a `limit_req`).
-      const told = this.#epoch === 1 && rate >= this.#maxRate;
-      if (next < cap && (told || (next < DEEP_CUT * cap && now - this.#stableSince >= HELD_STEPS * this.step))) {
-        this.#phase = "search";
-        this.#searchCap = cap;
-        this.#searchFrom = next;
-      }
-    } else {
-      this.#startCurve(base);
-    }
+    this.#startCurve(plan.known);
+    if (plan.plateau) this.#curveTime = this.#curveK;
     // A cut always starts a new rate generation, even at the floor: answers already on their way
     // were sent at the overloading rate and must not raise it.
-    return this.#set(next, "throttled", now, true);
+    return this.#set(plan.rate, "throttled", now, true);
   }
 
   /**
