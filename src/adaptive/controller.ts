@@ -37,7 +37,6 @@ import { cubicRate, curveK, MAX_STEP, SEARCH_STEP, START_STEP } from "./curve.ts
 import { type Phase, planCut } from "./cut.ts";
 import { ADAPTIVE_OPTIONS, type AdaptiveOptions, MAX_ADAPTIVE_RATE, resolveAdaptiveOptions, type ResolvedAdaptiveOptions } from "./options.ts";
 import { onlyKnown, optionsObject } from "../validate.ts";
-import { LONE_ANSWERS, LoneRefusals } from "./noise.ts";
 import { type SendRecord, SendLog } from "./send-log.ts";
 import type { Advice, RateChange, RateChangeReason, ResponseOutcome, SendTag } from "./types.ts";
 import { PauseWindows } from "./windows.ts";
@@ -123,8 +122,6 @@ export class AdaptiveController {
   #acceptedAtCeiling = 0;
   /** The `seq` of the request whose answer carried the newest header snapshot read so far. */
   #snapshotSeq = -1;
-  /** Refusals that come alone: noise, once cuts on them dragged the rate down (see `LoneRefusals`). */
-  readonly #lone = new LoneRefusals();
   readonly #log = new SendLog();
   #lastChange: RateChange | undefined = undefined;
 
@@ -200,14 +197,6 @@ export class AdaptiveController {
     return Math.max(this.#o.probeInterval, this.#serverWindow, this.#windows.window);
   }
 
-  /**
-   * True once the server was seen to refuse now and then at any rate (cut after cut on refusals that
-   * came alone dragged the rate down): from then on a lone refusal that names no delay cuts nothing.
-   */
-  get noisy(): boolean {
-    return this.#lone.noisy;
-  }
-
   /** Requests sent and not yet answered. */
   get inFlight(): number {
     return this.#inFlight;
@@ -254,17 +243,6 @@ export class AdaptiveController {
     const refused = outcome.throttled || outcome.overloaded === true;
     const failed = !refused && outcome.failed === true;
     record.outcome = refused ? "throttled" : failed ? "failed" : "accepted";
-    const lone = !failed && this.#lone.answer(refused);
-    const recover = failed ? undefined : this.#lone.found();
-    if (recover !== undefined) {
-      // The cuts were on noise, and the rate may have been dragged far down (at a few requests a
-      // second the refusals that show it come minutes apart): search up from here, 10 % a step,
-      // to the next refusal that is no noise — as after slow start.
-      this.#phase = "search";
-      this.#searchCap = Infinity;
-      this.#searchFrom = 0;
-      this.#startCurve(Math.max(this.#rate, recover));
-    }
     if (record.outcome === "accepted") {
       if (record.atCeiling) this.#acceptedAtCeiling++;
       if (tag.epoch === this.#epoch && this.#acceptedSinceCut++ === 0) this.#windows.acceptedAfterCut(tag.at);
@@ -283,16 +261,8 @@ export class AdaptiveController {
       // and take minutes to climb back. Bare 503s cut only between successes (the first too: at
       // start they may be an outage).
       const unproven = this.#acceptedSinceCut === 0 && (!outcome.throttled || this.#epoch > 0);
-      // A lone refusal that names no delay, after the rate was accepted a while (see `#mayBeNoise`).
-      const noise = lone && this.#mayBeNoise(outcome);
-      if (tag.epoch === this.#epoch && !unproven && noise && this.#lone.noisy) {
-        // Noise, until a second refusal among the next answers says otherwise: no cut, and no
-        // increase meanwhile.
-        this.#lone.pass(tag);
-      } else if (tag.epoch === this.#epoch && !unproven) {
-        this.#lone.cut(this.#rate, noise);
-        // A refusal confirming one let pass: the cut is measured from that one's send.
-        change = this.#cut(this.#lone.confirmed(this.#epoch) ?? tag, now, cap) ?? change;
+      if (tag.epoch === this.#epoch && !unproven) {
+        change = this.#cut(tag, now, cap) ?? change;
         this.#windows.cut(outcome.throttled && pauseMs === 0 ? tag.at : -Infinity);
       } else if (tag.epoch === this.#epoch && outcome.throttled && pauseMs === 0) {
         // A 429 that says not when to come back, of a request sent after the cut, with nothing sent
@@ -383,21 +353,10 @@ export class AdaptiveController {
     return this.#set(plan.rate, "throttled", now, true);
   }
 
-  /**
-   * Whether a lone refusal may be noise: it named no delay (a delay is the server's word), and the
-   * rate was accepted since the last cut — {@link LONE_ANSWERS} answers at least, past slow start
-   * (whose doubling oversteps by far: its first refusal is the limit).
-   */
-  #mayBeNoise(outcome: ResponseOutcome): boolean {
-    return outcome.delayMs === undefined && outcome.namedDelay !== true && this.#phase !== "start" && this.#acceptedSinceCut >= LONE_ANSWERS;
-  }
-
   #increase(now: number): RateChange | undefined {
     const ceiling = this.#top();
     const rate = this.#rate;
     if (!this.#demand || rate >= ceiling) return undefined;
-    // A refusal let pass as noise holds the rate until the answers after it clear it.
-    if (this.#lone.holding) return undefined;
     // Slow start doubles faster than a probe step (each doubling still confirmed by an answer at
     // the rate before it): from 1/s, 32/s takes 3 s.
     const every = this.#phase === "start" ? this.step * START_STEP : this.step;

@@ -265,7 +265,6 @@ export class AdaptiveLimiter implements Limiter {
       failed: !signals.throttled && response.status >= 500 && response.status !== 503,
       overloaded: !signals.throttled && response.status === 503,
       delayMs: signals.delay !== undefined && signals.delay.ms <= maxDelay ? signals.delay.ms : undefined,
-      namedDelay: signals.delay !== undefined || read?.resetMs !== undefined,
       maxPauseMs: maxDelay,
       rateLimit,
       // A policy stated without a RateLimit field (or one that names no limit) still states the rate.

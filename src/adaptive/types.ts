@@ -89,11 +89,6 @@ export interface ResponseOutcome {
   /** The delay the server asked for, in ms. */
   readonly delayMs?: number | undefined;
   /**
-   * The server named a delay, even one past `maxPauseMs` and so left out of `delayMs`: such a
-   * refusal is the server's word, never taken for noise (a lone bare 429 is; see `AdaptiveController`).
-   */
-  readonly namedDelay?: boolean | undefined;
-  /**
    * The longest pause the caller accepts (the fetch's `maxRetryAfter`), ms: a refusal run's own
    * waits stay within it, as a server's longer delay would pause nobody. @default 2 minutes
    */
