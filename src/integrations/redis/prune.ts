@@ -92,8 +92,10 @@ export function specialisePrelude(prelude: string, body: string): string {
   // The policies' kinds: the first field, or a letter field after a space (every other field is a number).
   const parts = [
     "",
-    "local HAS_S = string.find(ARGV[5], '^s ') ~= nil or string.find(ARGV[5], ' s ', 1, true) ~= nil",
-    "local HAS_W = string.find(ARGV[5], '^w ') ~= nil or string.find(ARGV[5], ' w ', 1, true) ~= nil",
+    // (one plain search per kind in ' ' .. ARGV[5] rather than an anchored pattern and a search)
+    "local KINDS = ' ' .. ARGV[5]",
+    "local HAS_S = string.find(KINDS, ' s ', 1, true) ~= nil",
+    "local HAS_W = string.find(KINDS, ' w ', 1, true) ~= nil",
   ];
   if (declared.length > 0) parts.push(`local ${declared.join(", ")}`);
   let open: string | null = null;

@@ -81,6 +81,12 @@ export const CODE = Object.freeze({
  * Records: one string per batch, `…:r:<batch>`, entry `i` = `"<at>|<n>"` (or the tombstone `x`) for
  * the reservation `<batch>/<i>` — one write with its expiry per call instead of one key per request.
  *
+ * Cheap forms of the same work (see the cost rules in `lua.ts`): numeric `for` loops over the policies
+ * (`ipairs` is a C call per step); the reply of a lone request made at its size; a reservation id
+ * formatted only when granted, with `%d` (concatenating the number would format it as `%.14g`, a
+ * float format); the undo log's new entries made on a call's first queued take; a window entry's
+ * `n` of 1 written as the literal `'1'` (what `fint(1)` gives).
+ *
  * KEYS: the policy keys, then the batch's record key. ARGV: the common layout with [2] = the number
  * of requests and [3] = the batch id, then 3 slots per request from [6]: n (a number of
  * every policy, or per policy `a;b;…;` for named dimensions — a policy asked 0 takes no part), maxWait µs
@@ -96,20 +102,20 @@ local abase = 5
 local cap = CAP
 -- one read for the record (a resent batch, or tombstones of cancels that overtook it) and every
 -- policy's small state
+local np = #list
 local mkeys = { rk }
-for i, P in ipairs(list) do mkeys[i + 1] = P.kind == 's' and P.k1 or P.k2 end
+for i = 1, np do local P = list[i]; mkeys[i + 1] = P.kind == 's' and P.k1 or P.k2 end
 local vals = redis.call('MGET', unpack(mkeys))
 local existed = vals[1] ~= false
 local recs, rn = {}, 0
 if existed then recs, rn = rec_parse(vals[1]) end
-local out = {}
+local out = count == 1 and { 0, 0, 0 } or {}
 local o = 0
 local keep = 0
 local loaded = false
 local took = false
 for r = 1, count do
   local b = abase + 3 * (r - 1)
-  local id = batch .. '/' .. r
   local ns = ARGV[b + 1]
   local n, amt = amounts(ns)
   local rec = recs[r]
@@ -125,15 +131,17 @@ for r = 1, count do
   else
     if not loaded then
       loaded = true
-      for i, P in ipairs(list) do
+      for i = 1, np do
+        local P = list[i]
         -- MGET answers nil for a key of another type too: a fresh key is read again with GET, which
         -- raises WRONGTYPE for a misconfiguration instead of overwriting it
-        if P.kind == 's' then s_parse(P, vals[i + 1] or redis.call('GET', P.k1), now); s_prune(P, now); P.qadds = {}; P.badds = {}
+        if P.kind == 's' then s_parse(P, vals[i + 1] or redis.call('GET', P.k1), now); s_prune(P, now); P.qadds = false
         else w_load(P, now, vals[i + 1]); P.adds = {}; P.card = false end
       end
     end
     local at = now
-    for i, P in ipairs(list) do
+    for i = 1, np do
+      local P = list[i]
       local ni = amt and amt[i] or n
       if ni > 0 then
         local e
@@ -151,7 +159,8 @@ for r = 1, count do
     -- expiry hold exactly, and the key would fail for everyone; refused, nothing written
     elseif delay > 1e15 then code = 6
     elseif delay > 0 then
-      for i, P in ipairs(list) do
+      for i = 1, np do
+        local P = list[i]
         if amt and amt[i] == 0 then
           -- a dimension asked nothing: this policy takes no part
         elseif P.kind == 's' then
@@ -165,7 +174,9 @@ for r = 1, count do
     if code == 1 then
       took = true
       local ats = fint(at)
-      for i, P in ipairs(list) do
+      local id = r == 1 and batch .. '/1' or string.format('%s/%d', batch, r)
+      for i = 1, np do
+        local P = list[i]
         local ni = amt and amt[i] or n
         if ni == 0 then
           -- a dimension asked nothing: this policy takes no part (no take, no entry)
@@ -175,6 +186,7 @@ for r = 1, count do
           s_take(P, ni, at)
           P.s = P.s + 1
           if delay > 0 then
+            if not P.qadds then P.qadds = {}; P.badds = {} end
             local q = #P.qadds
             P.qadds[q + 1] = P.s; P.qadds[q + 2] = id
             P.badds[q + 1] = id; P.badds[q + 2] = ats .. '|' .. s_before(ba, bc, btk, blt)
@@ -187,7 +199,7 @@ for r = 1, count do
         else
           P.clast = P.clast + ni
           P.adds[#P.adds + 1] = P.clast
-          P.adds[#P.adds + 1] = ats .. '|' .. fint(ni) .. '|' .. id
+          P.adds[#P.adds + 1] = ats .. '|' .. (ni == 1 and '1' or fint(ni)) .. '|' .. id
           P.tlast = at
           if P.card then P.card = P.card + 1 end
         end
@@ -197,7 +209,7 @@ for r = 1, count do
         -- a reservation that settles: its marks (smooth: permits taken ever, right after this take)
         -- let a settle bound its refund; the record lives SETTLE ms past the grant
         local marks = {}
-        for i, P in ipairs(list) do marks[i] = P.kind == 's' and (P.e .. ':' .. fint(P.tk)) or '0' end
+        for i = 1, np do local P = list[i]; marks[i] = P.kind == 's' and (P.e .. ':' .. fint(P.tk)) or '0' end
         recs[r] = ats .. '|' .. ns .. '|' .. table.concat(marks, ';')
         t = ttl(delay, SETTLE > GRACE and SETTLE or GRACE)
       else
@@ -210,10 +222,11 @@ for r = 1, count do
     out[o + 1] = code; out[o + 2] = delay; out[o + 3] = at; o = o + 3
   end
 end
-for _, P in ipairs(list) do
+for i = 1, np do
+  local P = list[i]
   if P.kind == 's' then
     if P.took then
-      if #P.qadds > 0 then redis.call('ZADD', P.k2, unpack(P.qadds)); redis.call('HSET', P.k3, unpack(P.badds)) end
+      if P.qadds then redis.call('ZADD', P.k2, unpack(P.qadds)); redis.call('HSET', P.k3, unpack(P.badds)) end
       P.lb = s_before(P.la, P.lc, P.ltk, P.llt)
     end
     -- pruning alone changes the queue size, so it is saved too
