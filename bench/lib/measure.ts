@@ -13,16 +13,6 @@ export function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
 
-/**
- * Runs a minor (young-generation) collection when the process was started with `--expose-gc`: it
- * frees the short-lived garbage a previous cell left without a full mark-compact, which also throws
- * away optimized code whose embedded objects died ("embedded weak objects cleared") and so makes the
- * next cell time its own re-optimization (see bench/README.md, section 4).
- */
-export function minorGc(): void {
-  (globalThis as { gc?: (options: { type: "minor" }) => void }).gc?.({ type: "minor" });
-}
-
 /** True when `gc()` actually collects (heap figures need it). */
 export function canGc(): boolean {
   return typeof (globalThis as { gc?: unknown }).gc === "function";

@@ -45,7 +45,7 @@ const WHY: readonly [prefix: string, why: string][] = [
   ["p99 start lateness vs the ideal schedule ≤ 2 ms — SmoothLimiter", "each grant waits for the previous one + interval ÷ limit, so timer lateness compounds; per grant it is the figure in brackets"],
   ["≥ 99% steady utilisation — SmoothLimiter", "with `burst: 0` a late timer's delay is never given back — the safe choice against a zero-tolerance leaky bucket"],
   ["HTTP overhead ≤ 5 % — throttled fetch", "sluice's own time per call is the figure above; over a socket the run-to-run noise of a shared 2-core machine is of the same size"],
-  ["HTTP overhead ≤ 5 % — undici interceptor", "the interceptor's own CPU, 2.5–3 µs a request (`bench/undici-cpu.ts`, a CPU profile over real sockets: three promises and about fifteen calls), is about 5 % of a loopback request on this machine; the +12–23 % of earlier runs was mostly the benchmark's forced full GC before each cell (bench/README.md)"],
+  ["HTTP overhead ≤ 5 % — undici interceptor", "not explained: the interceptor's own CPU per request (`bench/undici-cpu.ts`) is a few per cent of a request, and the gap stays larger than this machine's noise run after run"],
 ];
 
 const signed = (fraction: number): string => `${fraction >= 0 ? "+" : ""}${percent(fraction)}`;

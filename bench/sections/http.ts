@@ -16,7 +16,7 @@ import { Agent, type Dispatcher } from "undici";
 import { throttle } from "../../src/integrations/undici/index.ts";
 import { SmoothLimiter } from "../../src/index.ts";
 import { ms, num, percent, table } from "../lib/format.ts";
-import { minorGc, rotate, sleep } from "../lib/measure.ts";
+import { gc, rotate, sleep } from "../lib/measure.ts";
 import { median, percentile, steadyUtilisation } from "../lib/stats.ts";
 import { createSluiceFetch, type FetchLike } from "../http/sluice-client.ts";
 import { startRemoteServer } from "../http/remote-server.ts";
@@ -199,15 +199,12 @@ export async function runHttp(o: HttpOptions, log: (line: string) => void): Prom
         const callers = mode === "sequential" ? 1 : o.overheadCallers;
         for (const { id, call } of rotate(calls, round)) {
           if (call === undefined) continue;
-          // Each cell starts from a collected young generation: the garbage of the cell before is not
-          // charged to it. A minor GC, not a full one: a forced full GC drops the optimized code of
-          // every function whose per-request objects all died with it (V8 "embedded weak objects
-          // cleared", ~25 functions per GC), which a process with requests in flight never sees, and
-          // the cell after it timed the re-optimization, a warm-up of a fifth or three times its
-          // requests notwithstanding — more for the client with more code on its path (the undici
-          // interceptor: measured +15 % with full GCs, +5-8 % with minor ones; bench/README.md).
-          // Then a short untimed warm-up.
-          minorGc();
+          // Each cell starts from a collected heap: the garbage of the cell before is not charged to it.
+          // Then a short untimed warm-up: the forced GC also drops the optimized code of functions
+          // whose per-request objects all died with it (V8 "embedded weak objects cleared"), which a
+          // process with requests in flight never sees; without it each cell timed its own re-warming
+          // (see bench/README.md: +15-20 µs a request for the undici interceptor, +1-4 µs without).
+          gc();
           await drive(call, open.url, callers, Math.ceil(o.overheadRequests / 5));
           const t0 = performance.now();
           const cpu0 = process.cpuUsage();
@@ -324,7 +321,7 @@ export function httpMarkdown(r: HttpResult, o: HttpOptions): string {
   return [
     `Open server (keep-alive, in a child process), limit never binds: ${o.overheadRequests.toLocaleString("en-US")} requests per cell, ` +
       `sequential (1 caller) and ${o.overheadCallers} concurrent callers, median of ${o.rounds} interleaved rounds; ` +
-      `each cell starts with a forced minor GC and ${Math.ceil(o.overheadRequests / 5).toLocaleString("en-US")} untimed requests (see bench/README.md). ` +
+      `each cell starts with a forced GC and ${Math.ceil(o.overheadRequests / 5).toLocaleString("en-US")} untimed requests (see bench/README.md). ` +
       "Overhead is relative to raw `fetch` (the undici interceptor: relative to the plain Agent), the median over rounds of the ratio within each round " +
       "(paired: the clients of a round ran one after another under the same load); in brackets the 25th and 75th percentiles of those per-round ratios, " +
       "which show how far a single round strays on this machine. Client CPU: the bench process's user + system time per request (the server runs in its own process).",
