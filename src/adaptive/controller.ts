@@ -109,7 +109,7 @@ export class AdaptiveController {
   #curveTime = 0;
   #curveK = 0;
   #inFlight = 0;
-  /** Since when the rate has stayed within 5 % of `#stableRate` (see `#cut`). */
+  /** Since when the rate has stayed within 5 % of `#stableRate` (see `planCut` in cut.ts: `held`). */
   #stableSince: number;
   #stableRate = 0;
   /** Where the search started (a search's cut never goes below it). */
@@ -139,7 +139,7 @@ export class AdaptiveController {
     this.#stableSince = now;
     this.#stableRate = this.#rate;
     // Told a limit, the controller starts there, as if that rate were known to work: a throttle
-    // then cuts from it and the curve dwells below it (see `#cut`).
+    // then cuts from it and the curve dwells below it (see `planCut` in cut.ts).
     if (this.#maxRate !== Infinity) {
       this.#phase = "curve";
       this.#startCurve(this.#maxRate);

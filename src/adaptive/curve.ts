@@ -28,7 +28,7 @@ export const START_STEP = 0.6;
  * step, where the cubic curve would dwell at the rough estimate for tens of seconds.
  */
 export const SEARCH_STEP = 1.1;
-/** A cut trusts the rate at the cut down to this share of it (a probe oversteps by a few per cent; see the controller's `#cut`). */
+/** A cut trusts the rate at the cut down to this share of it (a probe oversteps by a few per cent; see `planCut` in cut.ts). */
 export const CUT_TRUST = 0.75;
 /** The server accepted at least this share of the sends just before the throttle: the overshoot was small, the cut is gentle. */
 export const SMALL_OVERSHOOT = 0.9;
